@@ -1,0 +1,108 @@
+"""Money: a ``Decimal`` amount with its asset. Never float.
+
+Public names: ``Asset``, ``Money``, ``AmountError``, ``parse_amount``, ``GBP``.
+
+An asset is a code plus, for issued assets, the on-chain issuer account (``asset.issuer`` on
+the wire); fiat has no issuer. Each asset carries its precision (decimal places): GBP has 2,
+an issued asset has its issuer profile's ``amountPrecision``. Wire amounts are decimal strings
+in plain notation (``"100.00"``); exponents, signs other than none, NaN and infinities are
+refused, and so is an amount with more decimal places than its asset allows.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
+
+from attrs import field, frozen, validators
+
+__all__ = ["GBP", "AmountError", "Asset", "Money", "parse_amount"]
+
+_PLAIN_DECIMAL = re.compile(r"^(0|[1-9][0-9]{0,17})(\.[0-9]{1,18})?$")
+
+
+class AmountError(ValueError):
+    """A wire amount that is not a valid positive decimal for its asset."""
+
+
+@frozen(order=False)
+class Asset:
+    """An asset: ``code``, on-chain ``issuer`` account (None for fiat), ``currency`` of value."""
+
+    code: str = field(validator=validators.matches_re(r"^[A-Za-z0-9]{1,12}$"))
+    issuer: str | None = None
+    precision: int = field(default=2, eq=False, validator=validators.and_(
+        validators.ge(0), validators.le(18)))
+    currency: str = field(default="GBP", eq=False)
+
+    @property
+    def is_fiat(self) -> bool:
+        return self.issuer is None
+
+    @property
+    def quantum(self) -> Decimal:
+        return Decimal(1).scaleb(-self.precision)
+
+
+GBP = Asset("GBP")
+
+
+def _check_amount(instance: Money, attribute: Any, value: Decimal) -> None:
+    if not isinstance(value, Decimal) or not value.is_finite():
+        raise AmountError(f"amount must be a finite Decimal, got {value!r}")
+    if value < 0:
+        raise AmountError(f"amount must not be negative, got {value}")
+    if value != value.quantize(instance.asset.quantum, rounding=ROUND_HALF_EVEN):
+        raise AmountError(
+            f"amount {value} has more than {instance.asset.precision} decimal places "
+            f"allowed for {instance.asset.code}")
+
+
+@frozen
+class Money:
+    """An amount of one asset. Arithmetic keeps the asset and refuses to mix assets."""
+
+    asset: Asset
+    amount: Decimal = field(validator=_check_amount)
+
+    @classmethod
+    def of(cls, amount: str | int | Decimal, asset: Asset) -> Money:
+        value = Decimal(amount) if not isinstance(amount, Decimal) else amount
+        return cls(asset, value.quantize(asset.quantum))
+
+    @classmethod
+    def zero(cls, asset: Asset) -> Money:
+        return cls(asset, Decimal(0).quantize(asset.quantum))
+
+    def _same(self, other: Money) -> None:
+        if other.asset != self.asset:
+            raise AmountError(f"cannot combine {self.asset.code} with {other.asset.code}")
+
+    def __add__(self, other: Money) -> Money:
+        self._same(other)
+        return Money(self.asset, (self.amount + other.amount).quantize(self.asset.quantum))
+
+    def __sub__(self, other: Money) -> Money:
+        self._same(other)
+        return Money(self.asset, (self.amount - other.amount).quantize(self.asset.quantum))
+
+    def wire_amount(self) -> str:
+        """The decimal string, always with the asset's decimal places (``"100.00"``)."""
+        return f"{self.amount.quantize(self.asset.quantum):f}"
+
+
+def parse_amount(text: object, asset: Asset) -> Money:
+    """Parse a wire amount (a decimal string) for ``asset``; raise ``AmountError`` if invalid."""
+    if not isinstance(text, str):
+        raise AmountError("amount must be a decimal string")
+    if not _PLAIN_DECIMAL.match(text):
+        raise AmountError(f"amount {text[:40]!r} is not a plain positive decimal string")
+    value = Decimal(text)
+    if value <= 0:
+        raise AmountError("amount must be greater than zero")
+    if value != value.quantize(asset.quantum):
+        raise AmountError(
+            f"amount {text} has more than {asset.precision} decimal places "
+            f"allowed for {asset.code}")
+    return Money(asset, value.quantize(asset.quantum))

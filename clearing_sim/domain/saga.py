@@ -1,0 +1,119 @@
+"""Saga paths and the saga's public view: step names, statuses and their times.
+
+Public names: ``StepName``, ``StepStatus``, ``SagaPath``, ``Step``, ``Saga``.
+
+Full path: Received, Validated, Lock, Earmarked, Burning, Settled (6 steps). Cancelled path:
+Received, Validated, Lock, Earmarked, Cancelled (5 steps, the last one ``cancelled``).
+
+``Saga`` is a frozen value; each method returns the next value, stamping ``happened_at_ms`` on
+the steps it completes or cancels. ``current_index`` is 0-based (``saga.currentStepIndex`` on
+the wire); ``details.sagaStep.current`` is that index + 1 (see docs/semantics.md).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from attrs import evolve, frozen
+
+__all__ = ["IRREVOCABLE_STEP", "Saga", "SagaPath", "Step", "StepName", "StepStatus"]
+
+
+class StepName(StrEnum):
+    RECEIVED = "Received"
+    VALIDATED = "Validated"
+    LOCK = "Lock"
+    EARMARKED = "Earmarked"
+    BURNING = "Burning"
+    SETTLED = "Settled"
+    CANCELLED = "Cancelled"
+
+
+class StepStatus(StrEnum):
+    DONE = "done"
+    CURRENT = "current"
+    PENDING = "pending"
+    CANCELLED = "cancelled"
+
+
+class SagaPath(StrEnum):
+    FULL = "full"
+    CANCELLED = "cancelled"
+
+    @property
+    def names(self) -> tuple[StepName, ...]:
+        n = StepName
+        if self is SagaPath.FULL:
+            return (n.RECEIVED, n.VALIDATED, n.LOCK, n.EARMARKED, n.BURNING, n.SETTLED)
+        return (n.RECEIVED, n.VALIDATED, n.LOCK, n.EARMARKED, n.CANCELLED)
+
+
+#: From this step on the saga has sent an irrevocable signal (burn, transfer or execute):
+#: the caller can no longer cancel.
+IRREVOCABLE_STEP = StepName.BURNING
+
+
+@frozen
+class Step:
+    name: StepName
+    status: StepStatus
+    happened_at_ms: int | None = None
+
+
+@frozen
+class Saga:
+    path: SagaPath
+    steps: tuple[Step, ...]
+    current_index: int
+
+    @classmethod
+    def initiated(cls, now_ms: int) -> Saga:
+        """As in the initiation response: Received and Validated done, Lock current."""
+        names = SagaPath.FULL.names
+        steps = tuple(
+            Step(name, StepStatus.DONE, now_ms) if i < 2
+            else Step(name, StepStatus.CURRENT if i == 2 else StepStatus.PENDING)
+            for i, name in enumerate(names))
+        return cls(SagaPath.FULL, steps, 2)
+
+    @property
+    def current(self) -> Step:
+        return self.steps[self.current_index]
+
+    @property
+    def total(self) -> int:
+        return len(self.steps)
+
+    def reached(self, name: StepName) -> bool:
+        """True when the saga's current step is ``name`` or a later one of the full path."""
+        names = SagaPath.FULL.names
+        return self.path is SagaPath.FULL and self.current_index >= names.index(name)
+
+    def complete_current(self, now_ms: int) -> Saga:
+        """Mark the current step done; the next step, if any, becomes current."""
+        assert self.current.status is StepStatus.CURRENT, self.current
+        steps = list(self.steps)
+        steps[self.current_index] = Step(self.current.name, StepStatus.DONE, now_ms)
+        index = self.current_index
+        if index + 1 < len(steps):
+            index += 1
+            steps[index] = Step(steps[index].name, StepStatus.CURRENT)
+        return evolve(self, steps=tuple(steps), current_index=index)
+
+    def cancelled(self, now_ms: int) -> Saga:
+        """Switch to the cancelled path: what was done stays done, the rest is cancelled, and
+        the saga ends in step Cancelled."""
+        names = SagaPath.CANCELLED.names
+        steps = []
+        for i, name in enumerate(names[:-1]):
+            old = self.steps[i]
+            keep = old.status is StepStatus.DONE
+            steps.append(old if keep else Step(name, StepStatus.CANCELLED, now_ms))
+        steps.append(Step(StepName.CANCELLED, StepStatus.CANCELLED, now_ms))
+        return Saga(SagaPath.CANCELLED, tuple(steps), len(steps) - 1)
+
+    def stopped(self, now_ms: int) -> Saga:
+        """A resolved failure: the current step and every later one are cancelled."""
+        steps = [s if i < self.current_index else Step(s.name, StepStatus.CANCELLED, now_ms)
+                 for i, s in enumerate(self.steps)]
+        return evolve(self, steps=tuple(steps))

@@ -1,0 +1,38 @@
+"""Virtual time rendering: integer milliseconds since the world's epoch → ISO 8601 UTC.
+
+Public names: ``parse_iso``, ``render_iso``, ``parse_duration_ms``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+__all__ = ["parse_duration_ms", "parse_iso", "render_iso"]
+
+_UNIX = datetime(1970, 1, 1, tzinfo=UTC)
+_DURATION = re.compile(r"^(\d+)(ms|s|m|h|d)$")
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def render_iso(epoch_unix_ms: int, now_ms: int = 0) -> str:
+    """``2026-01-01T00:00:00.000Z``: always UTC, always milliseconds."""
+    moment = _UNIX + timedelta(milliseconds=epoch_unix_ms + now_ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_iso(text: str) -> int:
+    """An ISO 8601 timestamp with a zone → unix milliseconds; ``ValueError`` if malformed."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        raise ValueError(f"timestamp {text!r} has no time zone")
+    delta = moment - _UNIX
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def parse_duration_ms(text: str) -> int:
+    """``90s``, ``15m``, ``72h``, ``250ms``, ``2d`` → milliseconds; ``ValueError`` otherwise."""
+    match = _DURATION.match(text.strip())
+    if match is None:
+        raise ValueError(f"duration {text!r} must be a whole number with ms, s, m, h or d")
+    return int(match.group(1)) * _UNIT_MS[match.group(2)]

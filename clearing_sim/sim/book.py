@@ -1,0 +1,92 @@
+"""The transaction book: the one place a transaction changes, and every change logged.
+
+Public names: ``TransactionBook``.
+
+``update`` replaces fields (details, saga, fee status) and stamps ``updatedAt``; ``apply``
+moves the public state through the transition table and logs the public event it names.
+Every saga step whose status changed is logged as ``saga.step``; every state change as
+``transaction.state`` with the event type, the fact the webhook channel fans out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from attrs import evolve
+
+from clearing_sim.domain.lifecycle import Trigger, transition
+from clearing_sim.domain.saga import Saga
+from clearing_sim.domain.transaction import Transaction
+
+if TYPE_CHECKING:
+    from clearing_sim.sim.eventlog import EventLog
+
+__all__ = ["TransactionBook"]
+
+
+class TransactionBook:
+    def __init__(self, log: EventLog) -> None:
+        self._log = log
+        self._by_id: dict[str, Transaction] = {}
+
+    def __getitem__(self, transaction_id: str) -> Transaction:
+        return self._by_id[transaction_id]
+
+    def get(self, transaction_id: str) -> Transaction | None:
+        return self._by_id.get(transaction_id)
+
+    def __contains__(self, transaction_id: object) -> bool:
+        return transaction_id in self._by_id
+
+    def __iter__(self) -> Iterator[Transaction]:
+        """In initiation order (dicts keep insertion order)."""
+        return iter(self._by_id.values())
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def open(self, tx: Transaction) -> Transaction:
+        """Record a new transaction in state ``received`` (trigger ``initiated``)."""
+        assert tx.id not in self._by_id
+        self._by_id[tx.id] = tx
+        self._log_steps(None, tx.saga, tx.id)
+        self._log_state(tx, Trigger.INITIATED, "transaction.received")
+        return tx
+
+    def update(self, transaction_id: str, now_ms: int, **changes: Any) -> Transaction:
+        old = self._by_id[transaction_id]
+        assert not old.terminal, f"terminal transaction {transaction_id} changed: {changes}"
+        new = evolve(old, updated_at_ms=now_ms, **changes)
+        self._by_id[transaction_id] = new
+        if "saga" in changes:
+            self._log_steps(old.saga, new.saga, transaction_id)
+        return new
+
+    def apply(self, transaction_id: str, trigger: Trigger, now_ms: int,
+              **changes: Any) -> Transaction:
+        old = self._by_id[transaction_id]
+        row = transition(old.state, trigger)
+        assert row is not None, f"no transition {old.state} --{trigger}--> for {transaction_id}"
+        assert row.target.status is not None
+        new = evolve(old, lifecycle_status=row.target.status, parked=row.target.parked,
+                     updated_at_ms=now_ms, **changes)
+        self._by_id[transaction_id] = new
+        if "saga" in changes:
+            self._log_steps(old.saga, new.saga, transaction_id)
+        self._log_state(new, trigger, row.event.value)
+        return new
+
+    def _log_state(self, tx: Transaction, trigger: Trigger, event: str) -> None:
+        self._log.append("transaction.state", transactionId=tx.id,
+                         paymentReference=tx.payment_reference,
+                         lifecycleStatus=tx.lifecycle_status.value, parked=tx.parked,
+                         terminal=tx.terminal, event=event, trigger=trigger.value,
+                         reason=tx.reason_code)
+
+    def _log_steps(self, old: Saga | None, new: Saga, transaction_id: str) -> None:
+        for i, step in enumerate(new.steps):
+            before = old.steps[i] if old is not None and i < len(old.steps) else None
+            if before != step:
+                self._log.append("saga.step", transactionId=transaction_id, index=i,
+                                 name=step.name.value, status=step.status.value)

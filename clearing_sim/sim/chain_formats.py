@@ -1,0 +1,67 @@
+"""Realistic on-chain identifiers per ledger, made from bytes the caller draws.
+
+Public names: ``account_id``, ``tx_hash``, ``block_ms``.
+
+- stellar: accounts are StrKey ``G…`` (56 chars: version byte, 32-byte key, CRC16-XModem,
+  base32); transaction hashes are 64 lowercase hex digits; ledgers close every ~5 s.
+- evm: accounts ``0x`` + 40 hex digits; hashes ``0x`` + 64; blocks every 12 s.
+- solana: accounts base58 of 32 bytes; signatures base58 of 64 bytes; slots every 400 ms.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from clearing_sim.domain.profile import Ledger
+
+__all__ = ["BLOCK_MS", "GENESIS_SEQUENCE", "account_id", "ledger_sequence", "tx_hash"]
+
+BLOCK_MS = {Ledger.STELLAR: 5000, Ledger.EVM: 12_000, Ledger.SOLANA: 400}
+GENESIS_SEQUENCE = {Ledger.STELLAR: 50_000_000, Ledger.EVM: 19_000_000, Ledger.SOLANA: 250_000_000}
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def _crc16_xmodem(data: bytes) -> int:
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def _base58(data: bytes) -> str:
+    n = int.from_bytes(data, "big")
+    out = ""
+    while n:
+        n, rem = divmod(n, 58)
+        out = _B58[rem] + out
+    pad = len(data) - len(data.lstrip(b"\0"))
+    return "1" * pad + out
+
+
+def account_id(ledger: Ledger, key: bytes) -> str:
+    assert len(key) == 32
+    if ledger is Ledger.STELLAR:
+        payload = bytes([6 << 3]) + key
+        checksum = _crc16_xmodem(payload).to_bytes(2, "little")
+        return base64.b32encode(payload + checksum).decode()
+    if ledger is Ledger.EVM:
+        return "0x" + key[:20].hex()
+    return _base58(key)
+
+
+def tx_hash(ledger: Ledger, digest: bytes) -> str:
+    assert len(digest) == 64
+    if ledger is Ledger.STELLAR:
+        return digest[:32].hex()
+    if ledger is Ledger.EVM:
+        return "0x" + digest[:32].hex()
+    return _base58(digest)
+
+
+def ledger_sequence(ledger: Ledger, at_ms: int) -> int:
+    """The ledger, block or slot number closing at virtual ``at_ms``."""
+    return GENESIS_SEQUENCE[ledger] + at_ms // BLOCK_MS[ledger]

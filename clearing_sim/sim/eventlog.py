@@ -1,0 +1,91 @@
+"""The event log: every observable fact of a run, as typed records, and the run's digest.
+
+Public names: ``Record``, ``EventLog``, ``JsonValue``.
+
+A record is (virtual ms, sequence number, kind, fields). Fields hold JSON values only
+(str, int, bool, None, lists and dicts of them): amounts are decimal strings already. The
+canonical form is one JSON object per line with sorted keys and no spaces; the digest is the
+sha256 of those lines joined by ``\\n``. It is computed on demand, so logging stays cheap.
+Listeners (the webhook channel, timelines, tests) see each record as it is appended.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from attrs import frozen
+
+__all__ = ["EventLog", "JsonValue", "Record"]
+
+JsonValue = str | int | bool | None | list[Any] | dict[str, Any]
+
+
+@frozen
+class Record:
+    at_ms: int
+    seq: int
+    kind: str
+    fields: Mapping[str, JsonValue]
+
+    def __getitem__(self, name: str) -> JsonValue:
+        return self.fields[name]
+
+    def get(self, name: str, default: JsonValue = None) -> JsonValue:
+        return self.fields.get(name, default)
+
+    def canonical(self) -> str:
+        body = {"at": self.at_ms, "seq": self.seq, "kind": self.kind, **self.fields}
+        return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class EventLog:
+    """Append-only; owned by one world."""
+
+    def __init__(self, clock: Callable[[], int]) -> None:
+        self._clock = clock
+        self._records: list[Record] = []
+        self._listeners: list[Callable[[Record], None]] = []
+
+    def append(self, kind: str, /, **fields: JsonValue) -> Record:
+        record = Record(self._clock(), len(self._records), kind, fields)
+        self._records.append(record)
+        for listener in self._listeners:
+            listener(record)
+        return record
+
+    def listen(self, listener: Callable[[Record], None]) -> None:
+        self._listeners.append(listener)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self._records)
+
+    def select(self, kind: str | None = None, /, **match: JsonValue) -> list[Record]:
+        """Records of ``kind`` (a prefix ending in ``.`` selects a family) whose fields match."""
+        def wanted(r: Record) -> bool:
+            if kind is not None and not (r.kind == kind
+                                         or (kind.endswith(".") and r.kind.startswith(kind))):
+                return False
+            return all(r.fields.get(k) == v for k, v in match.items())
+        return [r for r in self._records if wanted(r)]
+
+    def lines(self) -> Iterator[str]:
+        return (r.canonical() for r in self._records)
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for i, line in enumerate(self.lines()):
+            if i:
+                h.update(b"\n")
+            h.update(line.encode())
+        return h.hexdigest()
+
+    def write_jsonl(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as out:
+            for line in self.lines():
+                out.write(line + "\n")

@@ -1,0 +1,67 @@
+"""The service's inbound endpoint for issuer status webhooks.
+
+Public names: ``IssuerInbox``.
+
+A delivery is verified with the issuer's signing secret at the world's virtual time (the
+spec's scheme and 300-second window). An unsigned or wrongly signed delivery is dropped,
+logged and not retried. A valid one is only a prompt: it wakes the saga watching that
+instruction, which then reads the instruction from the issuer before acting.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import simpy
+
+from clearing_sim.domain.signing import verify
+
+if TYPE_CHECKING:
+    from clearing_sim.sim.world import World
+
+__all__ = ["IssuerInbox"]
+
+
+class IssuerInbox:
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self._prompts: dict[str, simpy.Event] = {}
+
+    def prompt(self, instruction_id: str) -> simpy.Event:
+        """The event a saga waits on; already triggered if a prompt came since ``consume``."""
+        event = self._prompts.get(instruction_id)
+        if event is None:
+            event = self._prompts[instruction_id] = self.world.env.event()
+        return event
+
+    def consume(self, instruction_id: str) -> None:
+        event = self._prompts.get(instruction_id)
+        if event is not None and event.triggered:
+            del self._prompts[instruction_id]
+
+    def receive(self, issuer_id: str, signature: str | None, raw: bytes) -> bool:
+        gateway = self.world.issuers.get(issuer_id)
+        now_s = (self.world.epoch_ms + self.world.now_ms) // 1000
+        instruction_id = _instruction_id(raw)
+        if gateway is None or instruction_id is None \
+                or not verify(gateway.webhook_secret, signature, raw, now_s):
+            self.world.log.append("issuer.webhook", issuerId=issuer_id,
+                                  instructionId=instruction_id, verified=False,
+                                  outcome="dropped")
+            return False
+        self.world.log.append("issuer.webhook", issuerId=issuer_id,
+                              instructionId=instruction_id, verified=True, outcome="prompt")
+        event = self.prompt(instruction_id)
+        if not event.triggered:
+            event.succeed()
+        return True
+
+
+def _instruction_id(raw: bytes) -> str | None:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return None
+    value = body.get("instructionId") if isinstance(body, dict) else None
+    return value if isinstance(value, str) else None

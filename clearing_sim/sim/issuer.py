@@ -1,0 +1,315 @@
+"""The simulated issuer gateway: the issuer side of the burn/mint contract, on virtual time.
+
+Public names: ``IssuerBehaviour``, ``IssuerGateway``, ``Instruction``, ``Snapshot``,
+``RefundResult``, ``IdempotencyConflict``.
+
+Routes it answers (spec, "Issuer-side contract"), each after a sampled request latency:
+``post_instruction`` (burn or mint; a replay of the same key and body returns the original
+instruction and creates none; the same key with another body is refused), ``get``,
+``execute`` (Mode 2), ``refund`` (Mode 3, ``/treasury/refunds``).
+
+An instruction advances RECEIVED → PENDING_APPROVAL → APPROVED → EXECUTING → COMPLETED; in
+Mode 2 it stops at PENDING_APPROVAL until ``execute``. COMPLETED comes only with the on-chain
+burn or mint receipt. The behaviour draws each instruction's outcome (complete, rejected,
+failed, silence) from the issuer's own stream; an outcome armed for a transaction replaces
+the instruction's *next* status event (REJECTED, FAILED, or nothing ever again). After each
+status change the issuer sends a signed status webhook when its profile lists SIGNED_WEBHOOK.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import simpy
+from attrs import define, field, frozen, validators
+
+from clearing_sim.domain.instruction import FINAL, InstructionStatus, Outcome
+from clearing_sim.domain.latency import Fixed, Latency, LogNormal
+from clearing_sim.domain.money import Money
+from clearing_sim.domain.profile import CustodyModel, FeedbackChannel, SettlementMode
+from clearing_sim.domain.signing import signature_header
+from clearing_sim.domain.timefmt import render_iso
+from clearing_sim.sim.ledger import ChainLedger, LedgerRefused, Receipt
+
+if TYPE_CHECKING:
+    from clearing_sim.sim.world import World
+
+__all__ = ["IdempotencyConflict", "Instruction", "IssuerBehaviour", "IssuerGateway",
+           "RefundResult", "Snapshot"]
+
+Proc = Generator[simpy.Event, Any, Any]
+_S = InstructionStatus
+_probability = [validators.ge(0.0), validators.le(1.0)]
+
+
+@frozen
+class IssuerBehaviour:
+    """Latencies and outcome probabilities of one simulated issuer."""
+
+    request_latency: Latency = LogNormal(80, 0.3, 2_000)
+    ack_latency: Latency = LogNormal(500, 0.4, 10_000)
+    approval_latency: Latency = LogNormal(20_000, 0.5, 300_000)
+    execution_latency: Latency = LogNormal(1_000, 0.3, 10_000)
+    webhook_latency: Latency = LogNormal(250, 0.4, 5_000)
+    refund_latency: Latency = Fixed(2_000)
+    p_rejected: float = field(default=0.0, validator=_probability)
+    p_failed: float = field(default=0.0, validator=_probability)
+    p_silence: float = field(default=0.0, validator=_probability)
+
+    def __attrs_post_init__(self) -> None:
+        if self.p_rejected + self.p_failed + self.p_silence > 1.0:
+            raise ValueError("outcome probabilities add up to more than 1")
+
+
+class IdempotencyConflict(Exception):
+    """The idempotency key was used before with a different body."""
+
+
+@frozen
+class Snapshot:
+    """What ``GET {apiBaseUrl}/instructions/{id}`` answers."""
+
+    instruction_id: str
+    status: InstructionStatus
+    tx_hash: str | None = None
+    ledger_sequence: int | None = None
+    finalized_at_ms: int | None = None
+
+
+@frozen
+class RefundResult:
+    transaction_id: str
+    status: str
+    refund_tx_hash: str
+    refunded_at_ms: int
+
+
+@define
+class Instruction:
+    id: str
+    kind: str  # "burn" | "mint"
+    transaction_id: str
+    mode: SettlementMode
+    body: dict[str, str]
+    status: InstructionStatus = _S.RECEIVED
+    receipt: Receipt | None = None
+    execute_requested: simpy.Event | None = None
+    expired: bool = False
+
+    def snapshot(self) -> Snapshot:
+        r = self.receipt
+        if r is None:
+            return Snapshot(self.id, self.status)
+        return Snapshot(self.id, self.status, r.tx_hash, r.ledger_sequence, r.finalized_at_ms)
+
+
+class IssuerGateway:
+    def __init__(self, world: World, issuer_id: str, name: str, ledger: ChainLedger,
+                 issuing_account: str, behaviour: IssuerBehaviour) -> None:
+        self.world = world
+        self.issuer_id = issuer_id
+        self.name = name
+        self.ledger = ledger
+        self.issuing_account = issuing_account
+        self.behaviour = behaviour
+        self.webhook_secret = "whsec_" + world.ids.hex("issuer-secret", 24)
+        self.feedback: tuple[FeedbackChannel, ...] = ()
+        self.armed: dict[str, Outcome] = {}
+        self.instructions: dict[str, Instruction] = {}
+        self._by_key: dict[str, Instruction] = {}
+        self._treasuries: dict[str, str] = {}
+        self._rng_latency = world.streams.get(f"issuer:{issuer_id}:latency")
+        self._rng_outcome = world.streams.get(f"issuer:{issuer_id}:outcome")
+
+    # wallets ------------------------------------------------------------------------------
+    def treasury_for(self, member_id: str, custody: CustodyModel) -> str:
+        """The issuer wallet a Mode 3 pre-burn transfer goes to: one per member or one pool."""
+        key = member_id if custody is CustodyModel.PER_MEMBER_ISSUER_WALLET else "pooled"
+        if key not in self._treasuries:
+            self._treasuries[key] = self.ledger.open_account(f"{self.name}:treasury:{key}")
+        return self._treasuries[key]
+
+    # conformance arming -------------------------------------------------------------------
+    def arm(self, transaction_id: str, outcome: Outcome) -> None:
+        self.armed[transaction_id] = outcome
+        self.world.log.append("issuer.armed", issuerId=self.issuer_id,
+                              transactionId=transaction_id, outcome=outcome.value)
+
+    # routes -------------------------------------------------------------------------------
+    def _request(self, route: str, **fields: Any) -> Proc:
+        yield self.world.env.timeout(self.behaviour.request_latency.sample(self._rng_latency))
+        self.world.log.append("issuer.request", issuerId=self.issuer_id, route=route, **fields)
+
+    def post_instruction(self, kind: str, body: dict[str, str], mode: SettlementMode) -> Proc:
+        """POST /burn-instructions or /mint-instructions → the instruction's snapshot.
+
+        The issuer matches the instruction to its transaction by ``reference`` (armed
+        outcomes are keyed by transaction)."""
+        key = body["idempotencyKey"]
+        yield from self._request(f"POST /{kind}-instructions", idempotencyKey=key,
+                                 reference=body["reference"])
+        known = self._by_key.get(key)
+        if known is not None:
+            if known.body != body:
+                self.world.log.append("issuer.idempotency_conflict", issuerId=self.issuer_id,
+                                      idempotencyKey=key)
+                raise IdempotencyConflict(key)
+            self.world.log.append("issuer.replay", issuerId=self.issuer_id,
+                                  instructionId=known.id, idempotencyKey=key)
+            return known.snapshot()
+        transaction_id = str(uuid.UUID(hex=body["reference"]))
+        ins = Instruction(self.world.ids.uuid("instruction"), kind, transaction_id, mode,
+                          dict(body))
+        ins.execute_requested = self.world.env.event()
+        self.instructions[ins.id] = ins
+        self._by_key[key] = ins
+        self._status(ins, _S.RECEIVED)
+        self.world.env.process(self._progress(ins, self._draw_outcome()))
+        return ins.snapshot()
+
+    def get(self, instruction_id: str) -> Proc:
+        yield from self._request("GET /instructions/{id}", instructionId=instruction_id)
+        return self.instructions[instruction_id].snapshot()
+
+    def execute(self, instruction_id: str) -> Proc:
+        yield from self._request("POST /instructions/{id}/execute", instructionId=instruction_id)
+        ins = self.instructions[instruction_id]
+        assert ins.execute_requested is not None
+        if not ins.execute_requested.triggered:
+            ins.execute_requested.succeed()
+        return ins.snapshot()
+
+    def refund(self, transaction_id: str, reason: str, refund_to: str, from_wallet: str,
+               money: Money) -> Proc:
+        """POST /treasury/refunds: the issuer returns the transferred tokens on chain."""
+        yield from self._request("POST /treasury/refunds", transactionId=transaction_id,
+                                 reason=reason, refundToWalletId=refund_to)
+        for ins in self.instructions.values():
+            if ins.transaction_id == transaction_id:
+                self.expire(ins.id)
+        yield self.world.env.timeout(self.behaviour.refund_latency.sample(self._rng_latency))
+        try:
+            receipt = yield from self.ledger.transfer(transaction_id, from_wallet, refund_to,
+                                                      money)
+        except LedgerRefused:  # the tokens were burned before the refund: nothing to return
+            result = RefundResult(transaction_id, "not_refundable", "", self.world.now_ms)
+        else:
+            result = RefundResult(transaction_id, "refunded", receipt.tx_hash,
+                                  receipt.finalized_at_ms)
+        self.world.log.append("issuer.refund", issuerId=self.issuer_id,
+                              transactionId=transaction_id, reason=reason,
+                              refundToWalletId=refund_to, status=result.status,
+                              refundTxHash=result.refund_tx_hash,
+                              refundedAt=render_iso(self.world.epoch_ms, result.refunded_at_ms))
+        return result
+
+    def expire(self, instruction_id: str) -> None:
+        """An operator closed the instruction at the issuer (before a re-instruction)."""
+        ins = self.instructions[instruction_id]
+        if ins.status not in FINAL:
+            ins.expired = True
+            self.world.log.append("issuer.expired", issuerId=self.issuer_id,
+                                  instructionId=ins.id, status=ins.status.value)
+
+    # the issuer's own process -------------------------------------------------------------
+    def _draw_outcome(self) -> Outcome:
+        b, u = self.behaviour, self._rng_outcome.random()
+        if u < b.p_rejected:
+            return Outcome.REJECTED
+        if u < b.p_rejected + b.p_failed:
+            return Outcome.FAILED
+        if u < b.p_rejected + b.p_failed + b.p_silence:
+            return Outcome.SILENCE
+        return Outcome.COMPLETE
+
+    def _wait(self, latency: Latency) -> simpy.Event:
+        return self.world.env.timeout(latency.sample(self._rng_latency))
+
+    def _next_event(self, ins: Instruction, planned: InstructionStatus) -> InstructionStatus | None:
+        """The status this instruction's next event carries, or None if it goes silent."""
+        if ins.expired:
+            return None
+        armed = self.armed.pop(ins.transaction_id, None)
+        if armed is not None:
+            self.world.log.append("issuer.armed_applied", issuerId=self.issuer_id,
+                                  instructionId=ins.id, outcome=armed.value)
+            return {Outcome.REJECTED: _S.REJECTED, Outcome.FAILED: _S.FAILED,
+                    Outcome.SILENCE: None, Outcome.COMPLETE: planned}[armed]
+        return planned
+
+    def _progress(self, ins: Instruction, outcome: Outcome) -> Proc:
+        b = self.behaviour
+        yield self._wait(b.ack_latency)
+        if outcome is Outcome.SILENCE:
+            self.world.log.append("issuer.silent", issuerId=self.issuer_id,
+                                  instructionId=ins.id, status=ins.status.value)
+            return
+        if not self._advance(ins, _S.PENDING_APPROVAL):
+            return
+        if ins.mode is SettlementMode.MODE_2:
+            assert ins.execute_requested is not None
+            yield ins.execute_requested
+        yield self._wait(b.approval_latency)
+        decided = _S.REJECTED if outcome is Outcome.REJECTED else _S.APPROVED
+        if not self._advance(ins, decided):
+            return
+        yield self._wait(b.execution_latency)
+        if not self._advance(ins, _S.FAILED if outcome is Outcome.FAILED else _S.EXECUTING):
+            return
+        if ins.expired:
+            return
+        try:
+            receipt = yield from self._move_on_chain(ins)
+        except LedgerRefused:
+            self._status(ins, _S.FAILED)
+            return
+        ins.receipt = receipt
+        self._status(ins, _S.COMPLETED)
+
+    def _advance(self, ins: Instruction, planned: InstructionStatus) -> bool:
+        """Emit the next event; False when the instruction stops here (final or silent)."""
+        status = self._next_event(ins, planned)
+        if status is None:
+            self.world.log.append("issuer.silent", issuerId=self.issuer_id,
+                                  instructionId=ins.id, status=ins.status.value)
+            return False
+        self._status(ins, status)
+        return status not in FINAL
+
+    def _move_on_chain(self, ins: Instruction) -> Proc:
+        body, tx = ins.body, ins.transaction_id
+        ledger = self.ledger
+        if ins.kind == "mint":
+            money = Money.of(body["amount"], self._asset(body["assetCode"]))
+            return (yield from ledger.mint(tx, body["targetWalletId"], money))
+        lock = ledger.locks.get(tx)
+        if lock is not None and lock.account == body["sourceWalletId"]:
+            return (yield from ledger.burn_locked(tx))
+        money = Money.of(body["amount"], self._asset(body["assetCode"]))
+        return (yield from ledger.burn(tx, body["sourceWalletId"], money))
+
+    def _asset(self, code: str) -> Any:
+        return self.world.asset_of(self.issuer_id, code)
+
+    def _status(self, ins: Instruction, status: InstructionStatus) -> None:
+        ins.status = status
+        self.world.log.append("issuer.instruction", issuerId=self.issuer_id,
+                              instructionId=ins.id, transactionId=ins.transaction_id,
+                              kind=ins.kind, status=status.value)
+        if FeedbackChannel.SIGNED_WEBHOOK in self.feedback and status is not _S.RECEIVED:
+            self.world.env.process(self._send_webhook(ins.snapshot()))
+
+    def _send_webhook(self, snap: Snapshot) -> Proc:
+        """The issuer's status webhook to the service: a signed prompt, nothing more."""
+        yield self._wait(self.behaviour.webhook_latency)
+        body = {"instructionId": snap.instruction_id, "status": snap.status.value,
+                "onchain": {"txHash": snap.tx_hash, "ledgerSequence": snap.ledger_sequence},
+                "finalizedAt": None if snap.finalized_at_ms is None
+                else render_iso(self.world.epoch_ms, snap.finalized_at_ms)}
+        raw = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        t = (self.world.epoch_ms + self.world.now_ms) // 1000
+        header = signature_header(self.webhook_secret, t, raw)
+        self.world.issuer_inbox.receive(self.issuer_id, header, raw)

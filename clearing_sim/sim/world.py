@@ -1,0 +1,299 @@
+"""The world: everything mutable in one run, and the commands that act on it.
+
+Public names: ``World``, ``WorldConfig``, ``Environment``.
+
+A ``World`` owns the ``simpy.Environment`` (virtual time in integer milliseconds from an
+epoch), the named random streams and id factory derived from the seed, the registries
+(participants, transactions, sagas, ledgers, issuer gateways, the RTGS adapter) and the event
+log. Two worlds in one process share nothing. The API layer drives a world through the
+commands here (``initiate``, ``cancel``, ``arm``, ``resolve``, ``save_profile``) at its
+current virtual time, and moves time with ``run_until`` / ``advance``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+
+import simpy
+from attrs import field, frozen
+
+from clearing_sim.domain.errors import InvalidRequest, NotAllowed
+from clearing_sim.domain.fees import FeeSchedule, quote
+from clearing_sim.domain.ids import CommandId, ParticipantId, TransactionId
+from clearing_sim.domain.initiation import AssetRef, InitiateRequest, check_initiation
+from clearing_sim.domain.instruction import Outcome
+from clearing_sim.domain.latency import Latency, LogNormal, Uniform
+from clearing_sim.domain.lifecycle import LifecycleStatus, Trigger
+from clearing_sim.domain.money import GBP, Asset, Money
+from clearing_sim.domain.parties import ParticipantKind
+from clearing_sim.domain.profile import IssuerProfile, Ledger
+from clearing_sim.domain.saga import Saga as SagaView
+from clearing_sim.domain.timefmt import parse_iso, render_iso
+from clearing_sim.domain.transaction import (
+    ChainState,
+    FeeStatus,
+    LegTerms,
+    RtgsState,
+    Side,
+    Transaction,
+    UseCase,
+    cancel_action,
+)
+from clearing_sim.sim.book import TransactionBook
+from clearing_sim.sim.eventlog import EventLog
+from clearing_sim.sim.inbox import IssuerInbox
+from clearing_sim.sim.issuer import IssuerBehaviour, IssuerGateway
+from clearing_sim.sim.ledger import ChainLedger
+from clearing_sim.sim.participants import Participant, ParticipantRegistry
+from clearing_sim.sim.rtgs import RtgsAdapter
+from clearing_sim.sim.saga import Saga
+from clearing_sim.sim.streams import IdFactory, Streams
+
+__all__ = ["Environment", "World", "WorldConfig"]
+
+_FINALITY: dict[Ledger, Latency] = {
+    Ledger.STELLAR: Uniform(4_000, 6_000),
+    Ledger.EVM: LogNormal(13_000, 0.3, 60_000),
+    Ledger.SOLANA: Uniform(400, 1_600),
+}
+
+
+class Environment(StrEnum):
+    SANDBOX = "sandbox"
+    PRODUCTION = "production"
+
+
+@frozen
+class WorldConfig:
+    """Everything that shapes a run besides the participants and the script."""
+
+    seed: int = 0
+    epoch: str = "2026-01-01T00:00:00.000Z"
+    environment: Environment = Environment.SANDBOX
+    fees: FeeSchedule = FeeSchedule()
+    intake_ms: int = 200  # received → in-flight: the saga's initial validation
+    poll_interval_ms: int = 5_000  # POLLABLE_RESOURCE: how often the saga reads an instruction
+    rtgs_latency: Latency = LogNormal(400, 0.3, 5_000)
+    finality: dict[Ledger, Latency] = field(factory=lambda: dict(_FINALITY))
+
+
+class World:
+    def __init__(self, config: WorldConfig | None = None) -> None:
+        self.config = config or WorldConfig()
+        self.env = simpy.Environment()
+        self.epoch_ms = parse_iso(self.config.epoch)
+        self.streams = Streams(self.config.seed)
+        self.ids = IdFactory(self.streams)
+        self.log = EventLog(lambda: int(self.env.now))
+        self.participants = ParticipantRegistry()
+        self.transactions = TransactionBook(self.log)
+        self.sagas: dict[str, Saga] = {}
+        self.issuers: dict[str, IssuerGateway] = {}
+        self.issuer_inbox = IssuerInbox(self)
+        self.ledgers = {ledger: ChainLedger(self, ledger, self.config.finality[ledger])
+                        for ledger in Ledger}
+        self.rtgs = RtgsAdapter(self, self.config.rtgs_latency)
+        self.log.append("world.created", seed=self.config.seed, epoch=self.config.epoch,
+                        environment=self.config.environment.value)
+
+    # time ---------------------------------------------------------------------------------
+    @property
+    def now_ms(self) -> int:
+        return int(self.env.now)
+
+    def iso(self, at_ms: int | None = None) -> str:
+        return render_iso(self.epoch_ms, self.now_ms if at_ms is None else at_ms)
+
+    def run_until(self, at_ms: int) -> None:
+        """Run every event due up to and including ``at_ms``; the clock ends at ``at_ms``."""
+        assert at_ms >= self.now_ms, "virtual time never moves backwards"
+        if at_ms > self.now_ms:
+            self.env.run(until=at_ms)  # stops before the events due at exactly ``at_ms``
+        while self.env.peek() <= at_ms:
+            self.env.step()
+
+    def run_all(self, limit_ms: int | None = None) -> None:
+        """Run until nothing is scheduled (or until ``limit_ms``)."""
+        if limit_ms is None:
+            self.env.run()
+        else:
+            self.run_until(limit_ms)
+
+    def advance(self, delay_ms: int) -> None:
+        self.run_until(self.now_ms + delay_ms)
+
+    # participants -------------------------------------------------------------------------
+    def add_member(self, name: str, rtgs_balance_gbp: Decimal = Decimal("0.00"),
+                   wallets: dict[Asset, Decimal] | None = None) -> Participant:
+        member = Participant(ParticipantId(self.ids.uuid("participant")),
+                             ParticipantKind.CLEARING_MEMBER, name)
+        self.participants.add(member)
+        self.log.append("participant.added", participantId=member.id, kind=member.kind.value,
+                        name=name)
+        self.rtgs.open_account(member.id, rtgs_balance_gbp)
+        for asset, amount in (wallets or {}).items():
+            self.fund(member, asset, amount)
+        return member
+
+    def add_issuer(self, name: str, profile: IssuerProfile, asset_codes: tuple[str, ...],
+                   rtgs_balance_gbp: Decimal = Decimal("0.00"),
+                   behaviour: IssuerBehaviour | None = None, currency: str = "GBP") -> Participant:
+        issuer = Participant(ParticipantId(self.ids.uuid("participant")),
+                             ParticipantKind.STABLECOIN_ISSUER, name)
+        self.participants.add(issuer)
+        self.log.append("participant.added", participantId=issuer.id, kind=issuer.kind.value,
+                        name=name)
+        ledger = self.ledgers[profile.ledger]
+        issuer.issuing_account = ledger.open_account(f"{name}:issuing")
+        issuer.assets = [Asset(code, issuer.issuing_account, profile.amount_precision, currency)
+                         for code in asset_codes]
+        self.issuers[issuer.id] = IssuerGateway(self, issuer.id, name, ledger,
+                                                issuer.issuing_account,
+                                                behaviour or IssuerBehaviour())
+        self.rtgs.open_account(issuer.id, rtgs_balance_gbp)
+        self.save_profile(issuer.id, profile)
+        return issuer
+
+    def save_profile(self, issuer_id: str, profile: IssuerProfile) -> int:
+        """Create or replace the profile: ``profileVersion`` + 1; in-flight keep theirs."""
+        issuer = self.participants[issuer_id]
+        if issuer.profiles and profile.ledger is not issuer.profile.ledger:
+            raise InvalidRequest.one("ledger", "ledger_change",
+                                     "an issuer's assets stay on the ledger they were issued on")
+        issuer.profiles.append(profile)
+        issuer.profile_saved_at_ms.append(self.now_ms)
+        self.issuers[issuer_id].feedback = profile.feedback_channel
+        self.log.append("profile.saved", issuerId=issuer_id, profileVersion=issuer.profile_version,
+                        mode=profile.mode.value, approvalSlaSeconds=profile.approval_sla_s)
+        return issuer.profile_version
+
+    def wallet(self, participant: Participant, ledger: Ledger) -> str:
+        account = participant.wallets.get(ledger)
+        if account is None:
+            account = self.ledgers[ledger].open_account(f"{participant.name}:wallet")
+            participant.wallets[ledger] = account
+        return account
+
+    def fund(self, member: Participant, asset: Asset, amount: Decimal) -> None:
+        issuer = self.participants.issuer_of(asset)
+        assert issuer is not None, f"no issuer issues {asset.code}"
+        ledger = issuer.profile.ledger
+        self.ledgers[ledger].mint_now(self.wallet(member, ledger), Money.of(amount, asset))
+
+    # lookups the saga and the API use -----------------------------------------------------
+    def asset_of(self, issuer_id: str, code: str) -> Asset:
+        return next(a for a in self.participants[issuer_id].assets if a.code == code)
+
+    def find_asset(self, ref: AssetRef) -> Asset | None:
+        if ref.issuer is None:
+            return GBP if ref.code == GBP.code else None
+        for participant in self.participants:
+            for asset in participant.assets:
+                if asset.code == ref.code and asset.issuer == ref.issuer:
+                    return asset
+        return None
+
+    def profile_of(self, terms: LegTerms) -> IssuerProfile:
+        return self.participants[terms.issuer_id].profiles[terms.profile_version - 1]
+
+    def source_wallet(self, tx: Transaction) -> tuple[ChainLedger, str]:
+        terms = tx.legs[0]
+        ledger = self.profile_of(terms).ledger
+        return self.ledgers[ledger], self.wallet(self.participants[tx.initiator_id], ledger)
+
+    def target_wallet(self, tx: Transaction) -> tuple[ChainLedger, str]:
+        terms = tx.legs[-1]
+        ledger = self.profile_of(terms).ledger
+        return self.ledgers[ledger], self.wallet(self.participants[tx.initiator_id], ledger)
+
+    # commands -----------------------------------------------------------------------------
+    def initiate(self, initiator_id: str, request: InitiateRequest,
+                 command_id: CommandId | None = None) -> Transaction:
+        """Validate and open a transaction in ``received``; its saga starts at once."""
+        member = self.participants[initiator_id]
+        if member.kind is not ParticipantKind.CLEARING_MEMBER:
+            raise InvalidRequest.one(None, "not_a_clearing_member",
+                                     "only clearing members start redemptions and swaps")
+        source_asset = self._resolve_asset("source.asset", request.source.asset)
+        target_asset = self._resolve_asset("target.asset", request.target.asset)
+        source, target_gbp = check_initiation(request, source_asset, target_asset)
+        burn_issuer = self.participants.issuer_of(source_asset)
+        assert burn_issuer is not None
+        legs = [self._terms("burn", burn_issuer)]
+        q = quote(source.amount, self.config.fees)
+        target = Money.of(q.receive_amount, target_asset)
+        if request.use_case is UseCase.SWAP:
+            mint_issuer = self.participants.issuer_of(target_asset)
+            assert mint_issuer is not None
+            legs.append(self._terms("mint", mint_issuer))
+            creditor = mint_issuer.party
+        else:
+            creditor = member.party
+        now = self.now_ms
+        tx = Transaction(
+            id=TransactionId(self.ids.uuid("transaction")),
+            payment_reference=request.payment_reference, use_case=request.use_case,
+            initiator_id=member.id,
+            command_id=command_id or CommandId(self.ids.uuid("command")),
+            lifecycle_status=LifecycleStatus.RECEIVED, parked=False,
+            initiated_at_ms=now, updated_at_ms=now,
+            source=Side(source, member.party),
+            target=Side(target_gbp if target_asset.is_fiat else target, member.party),
+            chain=ChainState.NONE, rtgs=RtgsState.NONE, saga=SagaView.initiated(now), quote=q,
+            fee_status=FeeStatus.PENDING, creditor=creditor, debtor=burn_issuer.party,
+            legs=tuple(legs))
+        self.transactions.open(tx)
+        saga = self.sagas[tx.id] = Saga(self, tx.id)
+        saga.start()
+        return tx
+
+    def _resolve_asset(self, param: str, ref: AssetRef) -> Asset:
+        asset = self.find_asset(ref)
+        if asset is None:
+            raise InvalidRequest.one(param, "unknown_asset",
+                                     f"no asset {ref.code} issued by {ref.issuer or '(fiat)'}")
+        return asset
+
+    def _terms(self, leg: str, issuer: Participant) -> LegTerms:
+        return LegTerms(leg, issuer.id, issuer.profile.mode, issuer.profile_version)
+
+    def cancel(self, transaction_id: str) -> Transaction:
+        """Cancel now: return the locked asset, cancel the earmark, end in step Cancelled."""
+        tx = self.transactions[transaction_id]
+        action = cancel_action(tx)
+        if not action.allowed:
+            raise NotAllowed.one(None, action.reason or "cancel_not_allowed",
+                                 f"transaction {tx.id} cannot be cancelled: {action.reason}")
+        saga = self.sagas[transaction_id]
+        if saga.process is not None and saga.process.is_alive:
+            saga.process.interrupt("cancelled")
+        changes: dict[str, object] = {}
+        if tx.chain is ChainState.LOCKED:
+            self.source_wallet(tx)[0].return_now(tx.id)
+            changes["chain"] = ChainState.RETURNED_TO_SENDER
+        if tx.rtgs is RtgsState.EARMARKED:
+            self.rtgs.release_now(tx.id)
+            changes["rtgs"] = RtgsState.CANCELLED
+        return self.transactions.apply(
+            tx.id, Trigger.CANCEL, self.now_ms, saga=tx.saga.cancelled(self.now_ms),
+            reason_code="operator_cancelled", fee_status=FeeStatus.WAIVED, **changes)
+
+    def arm(self, transaction_id: str, outcome: Outcome) -> None:
+        """Arm a conformance outcome on the transaction's next issuer instruction event."""
+        tx = self.transactions[transaction_id]
+        target = next((leg for leg in tx.legs if leg.mode.has_instructions
+                       and leg.leg not in self.sagas[tx.id].done_legs), None)
+        if target is None:
+            raise NotAllowed.one("transactionId", "no_issuer_instruction",
+                                 "Mode 1 transactions have no issuer instruction step to arm")
+        self.issuers[target.issuer_id].arm(tx.id, outcome)
+
+    def resolve(self, transaction_id: str, command_id: CommandId | None = None) -> Transaction:
+        """The operator's fix of a parked transaction: back to ``in-flight``, saga resumes."""
+        tx = self.transactions[transaction_id]
+        if not tx.parked:
+            raise NotAllowed.one(None, "not_parked", f"transaction {tx.id} is not parked")
+        tx = self.transactions.apply(tx.id, Trigger.OPERATOR_FIX, self.now_ms, reason_code=None)
+        self.sagas[tx.id].resume(command_id or CommandId(self.ids.uuid("command")))
+        return tx
