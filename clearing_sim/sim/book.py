@@ -85,8 +85,9 @@ class TransactionBook:
                          reason=tx.reason_code)
 
     def _log_steps(self, old: Saga | None, new: Saga, transaction_id: str) -> None:
+        old_steps = old.steps if old is not None else ()
         for i, step in enumerate(new.steps):
-            before = old.steps[i] if old is not None and i < len(old.steps) else None
-            if before != step:
+            before = old_steps[i] if i < len(old_steps) else None
+            if before is not step and before != step:
                 self._log.append("saga.step", transactionId=transaction_id, index=i,
                                  name=step.name.value, status=step.status.value)

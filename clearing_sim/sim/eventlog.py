@@ -52,8 +52,9 @@ class EventLog:
     def append(self, kind: str, /, **fields: JsonValue) -> Record:
         record = Record(self._clock(), len(self._records), kind, fields)
         self._records.append(record)
-        for listener in self._listeners:
-            listener(record)
+        if self._listeners:
+            for listener in self._listeners:
+                listener(record)
         return record
 
     def listen(self, listener: Callable[[Record], None]) -> None:
