@@ -282,6 +282,10 @@ class World:
     def arm(self, transaction_id: str, outcome: Outcome) -> None:
         """Arm a conformance outcome on the transaction's next issuer instruction event."""
         tx = self.transactions[transaction_id]
+        if tx.terminal:
+            raise NotAllowed.one("transactionId", "transaction_terminal",
+                                 f"transaction {tx.id} is {tx.lifecycle_status.value}: "
+                                 "no issuer instruction event is left to arm")
         target = next((leg for leg in tx.legs if leg.mode.has_instructions
                        and leg.leg not in self.sagas[tx.id].done_legs), None)
         if target is None:
