@@ -31,13 +31,18 @@ class Fixed:
         return self.ms
 
 
+def _not_below_low(instance: Uniform, attribute: object, value: int) -> None:
+    if value < instance.low_ms:
+        raise ValueError(f"uniform latency: high {value} ms is below low {instance.low_ms} ms")
+
+
 @frozen
 class Uniform:
     low_ms: int = field(validator=_non_negative)
-    high_ms: int = field(validator=_non_negative)
+    high_ms: int = field(validator=[_non_negative, _not_below_low])
 
     def sample(self, rng: random.Random) -> int:
-        return rng.randint(self.low_ms, max(self.low_ms, self.high_ms))
+        return rng.randint(self.low_ms, self.high_ms)
 
 
 @frozen
@@ -52,7 +57,8 @@ class Exponential:
 class LogNormal:
     median_ms: int = field(validator=validators.gt(0))
     sigma: float = field(default=0.5, validator=validators.ge(0.0))
-    max_ms: int | None = None
+    max_ms: int | None = field(default=None,
+                               validator=validators.optional(validators.ge(0)))
 
     def sample(self, rng: random.Random) -> int:
         value = round(rng.lognormvariate(math.log(self.median_ms), self.sigma))
@@ -74,7 +80,14 @@ def _ms(value: Any) -> int:
 
 def parse_latency(spec: object) -> Latency:
     """``"5s"`` or ``{fixed: 5s}``, ``{uniform: [1s, 3s]}``, ``{exponential: 2s}``,
-    ``{lognormal: {median: 2s, sigma: 0.5, max: 30s}}``."""
+    ``{lognormal: {median: 2s, sigma: 0.5, max: 30s}}``; ``ValueError`` for anything else."""
+    try:
+        return _parse_latency(spec)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"malformed latency {spec!r}: {exc}") from None
+
+
+def _parse_latency(spec: object) -> Latency:
     if isinstance(spec, (str, int)) and not isinstance(spec, bool):
         return Fixed(_ms(spec))
     if not isinstance(spec, Mapping) or len(spec) != 1:

@@ -12,14 +12,17 @@ refused, and so is an amount with more decimal places than its asset allows.
 from __future__ import annotations
 
 import re
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Any
 
 from attrs import field, frozen, validators
 
 __all__ = ["GBP", "AmountError", "Asset", "Money", "parse_amount"]
 
-_PLAIN_DECIMAL = re.compile(r"^(0|[1-9][0-9]{0,17})(\.[0-9]{1,18})?$")
+_PLAIN_DECIMAL = re.compile(r"(0|[1-9][0-9]{0,17})(\.[0-9]{1,18})?")
+#: Enough significant digits for 18 integer and 18 fractional digits, whatever the ambient
+#: context says: quantizing never raises for an amount the pattern admits.
+_EXACT = Context(prec=60)
 
 
 class AmountError(ValueError):
@@ -53,7 +56,7 @@ def _check_amount(instance: Money, attribute: Any, value: Decimal) -> None:
         raise AmountError(f"amount must be a finite Decimal, got {value!r}")
     if value < 0:
         raise AmountError(f"amount must not be negative, got {value}")
-    if value != value.quantize(instance.asset.quantum, rounding=ROUND_HALF_EVEN):
+    if value != value.quantize(instance.asset.quantum, ROUND_HALF_EVEN, _EXACT):
         raise AmountError(
             f"amount {value} has more than {instance.asset.precision} decimal places "
             f"allowed for {instance.asset.code}")
@@ -68,12 +71,15 @@ class Money:
 
     @classmethod
     def of(cls, amount: str | int | Decimal, asset: Asset) -> Money:
+        """An exact amount, rounded half-even to the asset's places. Never from a float."""
+        if isinstance(amount, (float, bool)):
+            raise AmountError("money is never made from a float or a bool")
         value = Decimal(amount) if not isinstance(amount, Decimal) else amount
-        return cls(asset, value.quantize(asset.quantum))
+        return cls(asset, value.quantize(asset.quantum, ROUND_HALF_EVEN, _EXACT))
 
     @classmethod
     def zero(cls, asset: Asset) -> Money:
-        return cls(asset, Decimal(0).quantize(asset.quantum))
+        return cls.of(0, asset)
 
     def _same(self, other: Money) -> None:
         if other.asset != self.asset:
@@ -81,28 +87,29 @@ class Money:
 
     def __add__(self, other: Money) -> Money:
         self._same(other)
-        return Money(self.asset, (self.amount + other.amount).quantize(self.asset.quantum))
+        return Money.of(self.amount + other.amount, self.asset)
 
     def __sub__(self, other: Money) -> Money:
         self._same(other)
-        return Money(self.asset, (self.amount - other.amount).quantize(self.asset.quantum))
+        return Money.of(self.amount - other.amount, self.asset)
 
     def wire_amount(self) -> str:
         """The decimal string, always with the asset's decimal places (``"100.00"``)."""
-        return f"{self.amount.quantize(self.asset.quantum):f}"
+        return f"{self.amount.quantize(self.asset.quantum, ROUND_HALF_EVEN, _EXACT):f}"
 
 
 def parse_amount(text: object, asset: Asset) -> Money:
     """Parse a wire amount (a decimal string) for ``asset``; raise ``AmountError`` if invalid."""
     if not isinstance(text, str):
         raise AmountError("amount must be a decimal string")
-    if not _PLAIN_DECIMAL.match(text):
+    if not _PLAIN_DECIMAL.fullmatch(text):
         raise AmountError(f"amount {text[:40]!r} is not a plain positive decimal string")
     value = Decimal(text)
     if value <= 0:
         raise AmountError("amount must be greater than zero")
-    if value != value.quantize(asset.quantum):
+    exact = value.quantize(asset.quantum, ROUND_HALF_EVEN, _EXACT)
+    if value != exact:
         raise AmountError(
             f"amount {text} has more than {asset.precision} decimal places "
             f"allowed for {asset.code}")
-    return Money(asset, value.quantize(asset.quantum))
+    return Money(asset, exact)

@@ -92,7 +92,7 @@ MINT_DELIVERY_TARGETS = ("REGISTERED_HANDLE",)
 FINALITY_CLASSES = ("DETERMINISTIC",)
 REFUND_PATH = "/treasury/refunds"
 
-_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$")
+_URL = re.compile(r"https?://[^\s/?#]+[^\s]*")
 
 
 @frozen
@@ -147,6 +147,9 @@ class _Reader:
     def bad(self, param: str, code: str, message: str) -> None:
         self.problems.append(Problem(param, code, message))
 
+    def reported(self, param: str) -> bool:
+        return any(p.param == param for p in self.problems)
+
     def enum(self, name: str, kind: type[StrEnum], required: bool = True) -> Any:
         value = self.body.get(name)
         if value is None:
@@ -179,7 +182,7 @@ class _Reader:
         value = self.body.get(name)
         if value is None:
             return None
-        if not isinstance(value, str) or len(value) > 2048 or not _URL.match(value):
+        if not isinstance(value, str) or len(value) > 2048 or not _URL.fullmatch(value):
             self.bad(name, "invalid_url", f"{name} must be an absolute http(s) URL")
             return None
         return value
@@ -235,14 +238,14 @@ def parse_profile(body: object) -> IssuerProfile:
     webhook_url = r.url("webhookUrl")
     refund_url = r.url("refundUrl")
     if commit_point is CommitPoint.ON_INSTRUCTION:
-        if pre_burn is None and "preBurnTransferRequired" not in body:
+        if pre_burn is None and not r.reported("preBurnTransferRequired"):
             r.bad("preBurnTransferRequired", "required",
                   "preBurnTransferRequired is required when commitPoint is ON_INSTRUCTION")
-        if api_base_url is None and "apiBaseUrl" not in body:
+        if api_base_url is None and not r.reported("apiBaseUrl"):
             r.bad("apiBaseUrl", "required",
                   "apiBaseUrl is required for Modes 2 and 3 (commitPoint ON_INSTRUCTION)")
         if FeedbackChannel.SIGNED_WEBHOOK in channels and webhook_url is None \
-                and "webhookUrl" not in body:
+                and not r.reported("webhookUrl"):
             r.bad("webhookUrl", "required", "webhookUrl is required with SIGNED_WEBHOOK feedback")
     if r.problems:
         raise InvalidRequest(*r.problems)

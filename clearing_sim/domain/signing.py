@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 
 __all__ = ["REPLAY_WINDOW_S", "sign", "signature_header", "verify"]
 
 REPLAY_WINDOW_S = 300
+_T = re.compile(r"[0-9]{1,15}")
+_V1 = re.compile(r"[0-9a-f]{64}")
 
 
 def sign(secret: str, t: int, body: bytes) -> str:
@@ -36,7 +39,7 @@ def verify(secret: str, header: str | None, body: bytes, now_s: int) -> bool:
         if sep and key not in parts:
             parts[key] = value
     t_text, v1 = parts.get("t", ""), parts.get("v1", "")
-    if not t_text.isdigit() or not v1:
+    if not _T.fullmatch(t_text) or not _V1.fullmatch(v1):
         return False
     t = int(t_text)
     if abs(now_s - t) > REPLAY_WINDOW_S:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 __all__ = ["parse_duration_ms", "parse_iso", "render_iso"]
 
 _UNIX = datetime(1970, 1, 1, tzinfo=UTC)
-_DURATION = re.compile(r"^(\d+)(ms|s|m|h|d)$")
+_DURATION = re.compile(r"([0-9]+)(ms|s|m|h|d)")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
@@ -32,7 +32,7 @@ def parse_iso(text: str) -> int:
 
 def parse_duration_ms(text: str) -> int:
     """``90s``, ``15m``, ``72h``, ``250ms``, ``2d`` → milliseconds; ``ValueError`` otherwise."""
-    match = _DURATION.match(text.strip())
+    match = _DURATION.fullmatch(text.strip())
     if match is None:
         raise ValueError(f"duration {text!r} must be a whole number with ms, s, m, h or d")
     return int(match.group(1)) * _UNIT_MS[match.group(2)]

@@ -11,6 +11,7 @@ form: a client that reads them after initiation sees the same values (docs/seman
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from clearing_sim.domain.money import Asset, Money
@@ -43,8 +44,9 @@ def _side(value: Side) -> dict[str, Any]:
     return {"amount": money(value.amount), "party": party(value.party)}
 
 
-def _decimal(value: Any) -> str:
-    return f"{value:.2f}"
+def _decimal(value: Decimal) -> str:
+    """Exactly as quoted: the debit and receive at the asset's places, the fee in pennies."""
+    return f"{value:f}"
 
 
 def transaction_full(tx: Transaction, epoch_ms: int) -> dict[str, Any]:
