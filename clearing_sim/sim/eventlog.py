@@ -50,6 +50,7 @@ class EventLog:
         self._listeners: list[Callable[[Record], None]] = []
 
     def append(self, kind: str, /, **fields: JsonValue) -> Record:
+        assert "kind" not in fields and "at" not in fields and "seq" not in fields, fields
         record = Record(self._clock(), len(self._records), kind, fields)
         self._records.append(record)
         if self._listeners:

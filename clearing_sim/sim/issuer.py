@@ -94,7 +94,9 @@ class Instruction:
     transaction_id: str
     mode: SettlementMode
     body: dict[str, str]
+    feedback: tuple[FeedbackChannel, ...] = ()  # as the transaction's captured profile says
     status: InstructionStatus = _S.RECEIVED
+    original: Snapshot | None = None  # the creation response, returned on every replay
     receipt: Receipt | None = None
     execute_requested: simpy.Event | None = None
     expired: bool = False
@@ -116,7 +118,6 @@ class IssuerGateway:
         self.issuing_account = issuing_account
         self.behaviour = behaviour
         self.webhook_secret = "whsec_" + world.ids.hex("issuer-secret", 24)
-        self.feedback: tuple[FeedbackChannel, ...] = ()
         self.armed: dict[str, Outcome] = {}
         self.instructions: dict[str, Instruction] = {}
         self._by_key: dict[str, Instruction] = {}
@@ -143,11 +144,13 @@ class IssuerGateway:
         yield self.world.env.timeout(self.behaviour.request_latency.sample(self._rng_latency))
         self.world.log.append("issuer.request", issuerId=self.issuer_id, route=route, **fields)
 
-    def post_instruction(self, kind: str, body: dict[str, str], mode: SettlementMode) -> Proc:
-        """POST /burn-instructions or /mint-instructions → the instruction's snapshot.
+    def post_instruction(self, kind: str, body: dict[str, str], mode: SettlementMode,
+                         feedback: tuple[FeedbackChannel, ...]) -> Proc:
+        """POST /burn-instructions or /mint-instructions → ``{instructionId, status}``.
 
         The issuer matches the instruction to its transaction by ``reference`` (armed
-        outcomes are keyed by transaction)."""
+        outcomes are keyed by transaction). ``mode`` and ``feedback`` are those of the
+        profile version the transaction captured. A replay answers the original response."""
         key = body["idempotencyKey"]
         yield from self._request(f"POST /{kind}-instructions", idempotencyKey=key,
                                  reference=body["reference"])
@@ -159,16 +162,18 @@ class IssuerGateway:
                 raise IdempotencyConflict(key)
             self.world.log.append("issuer.replay", issuerId=self.issuer_id,
                                   instructionId=known.id, idempotencyKey=key)
-            return known.snapshot()
+            assert known.original is not None
+            return known.original
         transaction_id = str(uuid.UUID(hex=body["reference"]))
         ins = Instruction(self.world.ids.uuid("instruction"), kind, transaction_id, mode,
-                          dict(body))
+                          dict(body), feedback)
         ins.execute_requested = self.world.env.event()
         self.instructions[ins.id] = ins
         self._by_key[key] = ins
         self._status(ins, _S.RECEIVED)
+        ins.original = ins.snapshot()
         self.world.env.process(self._progress(ins, self._draw_outcome()))
-        return ins.snapshot()
+        return ins.original
 
     def get(self, instruction_id: str) -> Proc:
         yield from self._request("GET /instructions/{id}", instructionId=instruction_id)
@@ -209,7 +214,7 @@ class IssuerGateway:
     def expire(self, instruction_id: str) -> None:
         """An operator closed the instruction at the issuer (before a re-instruction)."""
         ins = self.instructions[instruction_id]
-        if ins.status not in FINAL:
+        if ins.status not in FINAL and not ins.expired:
             ins.expired = True
             self.world.log.append("issuer.expired", issuerId=self.issuer_id,
                                   instructionId=ins.id, status=ins.status.value)
@@ -259,7 +264,15 @@ class IssuerGateway:
         yield self._wait(b.execution_latency)
         if not self._advance(ins, _S.FAILED if outcome is Outcome.FAILED else _S.EXECUTING):
             return
-        if ins.expired:
+        # The completion is an event too: an outcome armed while EXECUTING replaces it,
+        # before anything moves on chain.
+        final = self._next_event(ins, _S.COMPLETED)
+        if final is not _S.COMPLETED:
+            if final is None:
+                self.world.log.append("issuer.silent", issuerId=self.issuer_id,
+                                      instructionId=ins.id, status=ins.status.value)
+            else:
+                self._status(ins, final)
             return
         try:
             receipt = yield from self._move_on_chain(ins)
@@ -298,8 +311,8 @@ class IssuerGateway:
         ins.status = status
         self.world.log.append("issuer.instruction", issuerId=self.issuer_id,
                               instructionId=ins.id, transactionId=ins.transaction_id,
-                              kind=ins.kind, status=status.value)
-        if FeedbackChannel.SIGNED_WEBHOOK in self.feedback and status is not _S.RECEIVED:
+                              leg=ins.kind, status=status.value)
+        if FeedbackChannel.SIGNED_WEBHOOK in ins.feedback and status is not _S.RECEIVED:
             self.world.env.process(self._send_webhook(ins.snapshot()))
 
     def _send_webhook(self, snap: Snapshot) -> Proc:

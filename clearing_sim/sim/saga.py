@@ -223,7 +223,8 @@ class Saga:
         self.world.log.append("saga.instruction_sent", transactionId=tx.id, leg=terms.leg,
                               issuerId=terms.issuer_id, idempotencyKey=body["idempotencyKey"],
                               deadlineMs=deadline)
-        snap = yield from gateway.post_instruction(terms.leg, body, terms.mode)
+        snap = yield from gateway.post_instruction(terms.leg, body, terms.mode,
+                                                   profile.feedback_channel)
         self.pending[terms.leg] = _Sent(gateway, snap.instruction_id, deadline)
         if terms.mode is SettlementMode.MODE_2:
             assert self.tx.rtgs is RtgsState.EARMARKED, "execute only after the earmark"
@@ -251,22 +252,33 @@ class Saga:
         return body
 
     def _await(self, sent: _Sent, channels: tuple[FeedbackChannel, ...]) -> Proc:
-        """Wait for a decisive answer, learned by prompt or poll, strictly before the deadline."""
+        """Wait for a decisive answer, learned by prompt or poll, strictly before the deadline.
+
+        The deadline is one timer for the whole wait; a status read still in progress when
+        it fires is abandoned, so the transaction parks at exactly the deadline."""
         env, inbox = self.world.env, self.world.issuer_inbox
+        remaining = sent.deadline_ms - self.world.now_ms
+        if remaining <= 0:
+            return LegOutcome.SILENCE
+        deadline = env.timeout(remaining)
         while True:
-            remaining = sent.deadline_ms - self.world.now_ms
-            if remaining <= 0:
-                return LegOutcome.SILENCE
-            waits: list[simpy.Event] = [env.timeout(remaining)]
+            waits: list[simpy.Event] = [deadline]
             if FeedbackChannel.SIGNED_WEBHOOK in channels:
                 waits.append(inbox.prompt(sent.instruction_id))
             if FeedbackChannel.POLLABLE_RESOURCE in channels:
-                waits.append(env.timeout(min(self.world.config.poll_interval_ms, remaining)))
+                poll_ms = min(self.world.config.poll_interval_ms, remaining)
+                waits.append(env.timeout(poll_ms))
             yield env.any_of(waits)
             if self.world.now_ms >= sent.deadline_ms:
                 return LegOutcome.SILENCE  # the deadline wins a tie
             inbox.consume(sent.instruction_id)
-            snap = yield from sent.gateway.get(sent.instruction_id)
+            read = env.process(sent.gateway.get(sent.instruction_id))
+            yield read | deadline
+            if not read.triggered or self.world.now_ms >= sent.deadline_ms:
+                return LegOutcome.SILENCE
+            snap = read.value
+            assert isinstance(snap, Snapshot)
+            remaining = sent.deadline_ms - self.world.now_ms
             if snap.status is InstructionStatus.COMPLETED:
                 return snap
             if snap.status is InstructionStatus.REJECTED:

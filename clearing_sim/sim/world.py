@@ -114,7 +114,10 @@ class World:
             self.env.step()
 
     def run_all(self, limit_ms: int | None = None) -> None:
-        """Run until nothing is scheduled (or until ``limit_ms``)."""
+        """Run until nothing is scheduled (or until ``limit_ms``).
+
+        Timers that no longer matter (a poll or SLA timer after its answer came) still fire,
+        doing nothing, so the clock may end later than the last fact in the log."""
         if limit_ms is None:
             self.env.run()
         else:
@@ -129,7 +132,8 @@ class World:
         member = Participant(ParticipantId(self.ids.uuid("participant")),
                              ParticipantKind.CLEARING_MEMBER, name)
         self.participants.add(member)
-        self.log.append("participant.added", participantId=member.id, kind=member.kind.value,
+        self.log.append("participant.added", participantId=member.id,
+                        participantKind=member.kind.value,
                         name=name)
         self.rtgs.open_account(member.id, rtgs_balance_gbp)
         for asset, amount in (wallets or {}).items():
@@ -142,7 +146,8 @@ class World:
         issuer = Participant(ParticipantId(self.ids.uuid("participant")),
                              ParticipantKind.STABLECOIN_ISSUER, name)
         self.participants.add(issuer)
-        self.log.append("participant.added", participantId=issuer.id, kind=issuer.kind.value,
+        self.log.append("participant.added", participantId=issuer.id,
+                        participantKind=issuer.kind.value,
                         name=name)
         ledger = self.ledgers[profile.ledger]
         issuer.issuing_account = ledger.open_account(f"{name}:issuing")
@@ -163,7 +168,6 @@ class World:
                                      "an issuer's assets stay on the ledger they were issued on")
         issuer.profiles.append(profile)
         issuer.profile_saved_at_ms.append(self.now_ms)
-        self.issuers[issuer_id].feedback = profile.feedback_channel
         self.log.append("profile.saved", issuerId=issuer_id, profileVersion=issuer.profile_version,
                         mode=profile.mode.value, approvalSlaSeconds=profile.approval_sla_s)
         return issuer.profile_version
@@ -268,13 +272,13 @@ class World:
         saga = self.sagas[transaction_id]
         if saga.process is not None and saga.process.is_alive:
             saga.process.interrupt("cancelled")
+        # Cancellable steps end before the earmark is confirmed (its confirmation starts the
+        # irrevocable Burning step), so only a lock can be held here.
+        assert tx.rtgs is RtgsState.NONE, tx.rtgs
         changes: dict[str, object] = {}
         if tx.chain is ChainState.LOCKED:
             self.source_wallet(tx)[0].return_now(tx.id)
             changes["chain"] = ChainState.RETURNED_TO_SENDER
-        if tx.rtgs is RtgsState.EARMARKED:
-            self.rtgs.release_now(tx.id)
-            changes["rtgs"] = RtgsState.CANCELLED
         return self.transactions.apply(
             tx.id, Trigger.CANCEL, self.now_ms, saga=tx.saga.cancelled(self.now_ms),
             reason_code="operator_cancelled", fee_status=FeeStatus.WAIVED, **changes)
