@@ -99,6 +99,7 @@ class Instruction:
     original: Snapshot | None = None  # the creation response, returned on every replay
     receipt: Receipt | None = None
     execute_requested: simpy.Event | None = None
+    on_chain: simpy.Event | None = None  # set when the burn or mint starts on chain
     expired: bool = False
 
     def snapshot(self) -> Snapshot:
@@ -192,9 +193,16 @@ class IssuerGateway:
         """POST /treasury/refunds: the issuer returns the transferred tokens on chain."""
         yield from self._request("POST /treasury/refunds", transactionId=transaction_id,
                                  reason=reason, refundToWalletId=refund_to)
-        for ins in self.instructions.values():
-            if ins.transaction_id == transaction_id:
-                self.expire(ins.id)
+        mine = [ins for ins in self.instructions.values() if ins.transaction_id == transaction_id]
+        for ins in mine:  # a move already on chain finishes first: then nothing is refunded
+            if ins.on_chain is not None and not ins.on_chain.processed:
+                yield ins.on_chain
+        if any(ins.kind == "burn" and ins.status is _S.COMPLETED for ins in mine):
+            result = RefundResult(transaction_id, "not_refundable", "", self.world.now_ms)
+            self._log_refund(result, reason, refund_to)
+            return result
+        for ins in mine:
+            self.expire(ins.id)
         yield self.world.env.timeout(self.behaviour.refund_latency.sample(self._rng_latency))
         try:
             receipt = yield from self.ledger.transfer(transaction_id, from_wallet, refund_to,
@@ -204,20 +212,30 @@ class IssuerGateway:
         else:
             result = RefundResult(transaction_id, "refunded", receipt.tx_hash,
                                   receipt.finalized_at_ms)
+        self._log_refund(result, reason, refund_to)
+        return result
+
+    def _log_refund(self, result: RefundResult, reason: str, refund_to: str) -> None:
         self.world.log.append("issuer.refund", issuerId=self.issuer_id,
-                              transactionId=transaction_id, reason=reason,
+                              transactionId=result.transaction_id, reason=reason,
                               refundToWalletId=refund_to, status=result.status,
                               refundTxHash=result.refund_tx_hash,
                               refundedAt=render_iso(self.world.epoch_ms, result.refunded_at_ms))
-        return result
 
-    def expire(self, instruction_id: str) -> None:
-        """An operator closed the instruction at the issuer (before a re-instruction)."""
+    def expire(self, instruction_id: str) -> bool:
+        """Close the instruction at the issuer so it never moves anything.
+
+        False when that is no longer possible: its burn or mint is already on chain (the
+        caller must wait for its outcome). True when it is closed or already final."""
         ins = self.instructions[instruction_id]
-        if ins.status not in FINAL and not ins.expired:
-            ins.expired = True
-            self.world.log.append("issuer.expired", issuerId=self.issuer_id,
-                                  instructionId=ins.id, status=ins.status.value)
+        if ins.status in FINAL or ins.expired:
+            return True
+        if ins.on_chain is not None:
+            return False
+        ins.expired = True
+        self.world.log.append("issuer.expired", issuerId=self.issuer_id,
+                              instructionId=ins.id, status=ins.status.value)
+        return True
 
     # the issuer's own process -------------------------------------------------------------
     def _draw_outcome(self) -> Outcome:
@@ -274,13 +292,16 @@ class IssuerGateway:
             else:
                 self._status(ins, final)
             return
+        ins.on_chain = self.world.env.event()
         try:
             receipt = yield from self._move_on_chain(ins)
         except LedgerRefused:
             self._status(ins, _S.FAILED)
+            ins.on_chain.succeed()
             return
         ins.receipt = receipt
         self._status(ins, _S.COMPLETED)
+        ins.on_chain.succeed()
 
     def _advance(self, ins: Instruction, planned: InstructionStatus) -> bool:
         """Emit the next event; False when the instruction stops here (final or silent)."""
@@ -298,8 +319,10 @@ class IssuerGateway:
         if ins.kind == "mint":
             money = Money.of(body["amount"], self._asset(body["assetCode"]))
             return (yield from ledger.mint(tx, body["targetWalletId"], money))
-        lock = ledger.locks.get(tx)
-        if lock is not None and lock.account == body["sourceWalletId"]:
+        if ins.mode is SettlementMode.MODE_2:  # burns only what the service locked
+            lock = ledger.locks.get(tx)
+            if lock is None or lock.account != body["sourceWalletId"]:
+                raise LedgerRefused(f"no lock for {tx} on {body['sourceWalletId']}")
             return (yield from ledger.burn_locked(tx))
         money = Money.of(body["amount"], self._asset(body["assetCode"]))
         return (yield from ledger.burn(tx, body["sourceWalletId"], money))

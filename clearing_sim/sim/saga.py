@@ -52,6 +52,7 @@ Proc = Generator[simpy.Event, Any, Any]
 
 class LegOutcome(StrEnum):
     DONE = "done"
+    RELOCK_REFUSED = "relock_refused"  # Mode 3 after a refund: the member spent the tokens
     REJECTED = "rejected"
     FAILED = "failed"
     SILENCE = "silence"
@@ -182,9 +183,16 @@ class Saga:
             snap = yield from sent.gateway.get(sent.instruction_id)
             if snap.status is InstructionStatus.COMPLETED:
                 return self._proof(terms, snap)
-            gateway.expire(sent.instruction_id)
-        if terms.leg == "burn" and terms.mode is SettlementMode.MODE_3:
-            yield from self._pre_burn_transfer(terms, gateway)
+            if not gateway.expire(sent.instruction_id):  # already moving on chain: await it
+                profile = self.world.profile_of(terms)
+                again = _Sent(gateway, sent.instruction_id,
+                              self.world.now_ms + profile.approval_sla_ms)
+                self.pending[terms.leg] = again
+                answer = yield from self._await(again, profile.feedback_channel)
+                return self._proof(terms, answer) if isinstance(answer, Snapshot) else answer
+        pre_burn = terms.leg == "burn" and terms.mode is SettlementMode.MODE_3
+        if pre_burn and not (yield from self._pre_burn_transfer(terms, gateway)):
+            return LegOutcome.RELOCK_REFUSED
         snap = yield from self._instruct(terms, gateway, command_id)
         return self._proof(terms, snap) if isinstance(snap, Snapshot) else snap
 
@@ -203,16 +211,20 @@ class Saga:
     def _pre_burn_transfer(self, terms: LegTerms, gateway: IssuerGateway) -> Proc:
         tx = self.tx
         if self.transferred:
-            return
+            return True
         ledger, account = self.world.source_wallet(tx)
         if self.refunded:  # the tokens came back to the member: lock them again first
-            yield from ledger.lock(tx.id, account, tx.source.amount)
+            try:
+                yield from ledger.lock(tx.id, account, tx.source.amount)
+            except LedgerRefused:
+                return False
             self.refunded = False
         custody = self.world.profile_of(terms).custody_model
         treasury = gateway.treasury_for(tx.initiator_id, custody)
         yield from ledger.transfer_locked(tx.id, treasury)
         self.transferred = True
         self._update(chain=ChainState.TRANSFERRED_TO_ISSUER)
+        return True
 
     def _instruct(self, terms: LegTerms, gateway: IssuerGateway,
                   command_id: CommandId) -> Proc:
@@ -298,6 +310,13 @@ class Saga:
     # stopping -----------------------------------------------------------------------------
     def _stop(self, terms: LegTerms, outcome: LegOutcome) -> Proc:
         now = self.world.now_ms
+        if outcome is LegOutcome.RELOCK_REFUSED:  # the tokens are the member's: free the fiat
+            yield from self.world.rtgs.release(self.tx_id)
+            self._apply(Trigger.LOCK_REFUSED, reason_code="insufficient_funds",
+                        chain=ChainState.RETURNED_TO_SENDER, rtgs=RtgsState.CANCELLED,
+                        fee_status=FeeStatus.WAIVED,
+                        saga=self.tx.saga.stopped(self.world.now_ms))
+            return
         if outcome is LegOutcome.SILENCE:
             self._note(NormalisedEvent.PARKED_ON_SILENCE, leg=terms.leg)
             self._apply(Trigger.SILENCE, reason_code="approval_sla_exceeded")

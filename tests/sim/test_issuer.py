@@ -17,6 +17,7 @@ import pytest
 
 from clearing_sim.domain.ids import instruction_idempotency_key
 from clearing_sim.domain.instruction import InstructionStatus, Outcome
+from clearing_sim.domain.money import Money
 from clearing_sim.domain.profile import FeedbackChannel, Ledger, SettlementMode
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.sim.examples import Cast, example_world, redeem, swap
@@ -34,6 +35,27 @@ def _burn_body(cast: Cast, mode: int = 2, amount: str = "5.00") -> dict[str, str
     return {"idempotencyKey": str(uuid.uuid5(uuid.UUID(int=1), "burn")),
             "reference": REFERENCE, "sourceWalletId": world.wallet(cast.member, ledger),
             "amount": amount, "assetCode": cast.asset(mode).code}
+
+
+def _lock_for(cast: Cast, body: dict[str, str], mode: int = 2) -> None:
+    """Lock the burn's tokens as the saga would: a Mode 2 issuer burns only what is locked."""
+    ledger = cast.world.ledgers[cast.issuers[mode].profile.ledger]
+    money = Money.of(body["amount"], cast.asset(mode))
+    tx_id = str(uuid.UUID(hex=body["reference"]))
+    call(cast.world, ledger.lock(tx_id, body["sourceWalletId"], money))
+
+
+def test_mode_2_issuer_refuses_to_burn_what_the_service_did_not_lock(cast: Cast) -> None:
+    """A Mode 2 burn consumes the service's lock; with no lock the issuer reports FAILED and
+    nothing leaves the member's wallet (no double burn after an operator fix)."""
+    world, gateway = cast.world, _gateway(cast, 2)
+    body = _burn_body(cast)
+    before = world.ledgers[Ledger.EVM].balance(body["sourceWalletId"], cast.asset(2))
+    ins = call(world, gateway.post_instruction("burn", body, SettlementMode.MODE_2, POLL))
+    call(world, gateway.execute(ins.instruction_id))
+    world.run_all()
+    assert _statuses(cast, ins.instruction_id)[-1] == "FAILED"
+    assert world.ledgers[Ledger.EVM].balance(body["sourceWalletId"], cast.asset(2)) == before
 
 
 def _gateway(cast: Cast, mode: int) -> IssuerGateway:
@@ -101,6 +123,7 @@ def test_mode_2_instruction_stays_at_pending_approval_until_execute(cast: Cast) 
     call arrives, however long that takes."""
     world, gateway = cast.world, _gateway(cast, 2)
     body = _burn_body(cast)
+    _lock_for(cast, body)
     ins = call(world, gateway.post_instruction("burn", body, SettlementMode.MODE_2, POLL))
     world.advance(10 * 3600 * 1000)
     assert gateway.instructions[ins.instruction_id].status is InstructionStatus.PENDING_APPROVAL

@@ -1,0 +1,1 @@
+"""Property-based tests of the engine: conservation, determinism, terminal outcomes, a model."""
