@@ -1,6 +1,6 @@
 """Issuer instructions: statuses, the normalised internal events and outcome kinds.
 
-Public names: ``InstructionStatus``, ``NormalisedEvent``, ``Outcome``, ``DECISIVE``.
+Public names: ``InstructionStatus``, ``NormalisedEvent``, ``Outcome``, ``FINAL``.
 
 Transitions among instruction statuses are not shown in the spec; ours (docs/semantics.md):
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["DECISIVE", "FINAL", "InstructionStatus", "NormalisedEvent", "Outcome"]
+__all__ = ["FINAL", "InstructionStatus", "NormalisedEvent", "Outcome"]
 
 
 class InstructionStatus(StrEnum):
@@ -29,10 +29,9 @@ class InstructionStatus(StrEnum):
     FAILED = "FAILED"
 
 
-#: Statuses after which an instruction never changes.
+#: Statuses after which an instruction never changes; they are also the ones that answer the
+#: saga and stop the approval-SLA clock.
 FINAL = (InstructionStatus.COMPLETED, InstructionStatus.REJECTED, InstructionStatus.FAILED)
-#: Statuses that answer the saga (stop the approval-SLA clock): the final ones.
-DECISIVE = FINAL
 
 
 class NormalisedEvent(StrEnum):

@@ -1,7 +1,6 @@
 """The wire converter: domain values → the spec's JSON shapes (plain dicts, camelCase).
 
-Public names: ``money``, ``asset``, ``party``, ``transaction_full``, ``transaction_item``,
-``saved_profile``.
+Public names: ``money``, ``asset``, ``party``, ``transaction_full``, ``transaction_item``.
 
 One converter for the API, so whichever door a request came through the bytes are the same.
 Timestamps render from the world's epoch (ISO 8601 UTC with milliseconds). The initiation
@@ -16,12 +15,11 @@ from typing import Any
 
 from clearing_sim.domain.money import Asset, Money
 from clearing_sim.domain.parties import Party
-from clearing_sim.domain.profile import IssuerProfile
 from clearing_sim.domain.saga import StepStatus
 from clearing_sim.domain.timefmt import render_iso
 from clearing_sim.domain.transaction import Side, Transaction, cancel_action
 
-__all__ = ["asset", "money", "party", "saved_profile", "transaction_full", "transaction_item"]
+__all__ = ["asset", "money", "party", "transaction_full", "transaction_item"]
 
 
 def asset(value: Asset) -> dict[str, str]:
@@ -99,13 +97,3 @@ def transaction_item(tx: Transaction) -> dict[str, Any]:
             "paymentReference": tx.payment_reference, "terminal": tx.terminal,
             "useCase": tx.use_case.value}
 
-
-def saved_profile(issuer_id: str, version: int, profile: IssuerProfile,
-                  effective_from_ms: int, epoch_ms: int) -> dict[str, Any]:
-    """The saved-profile response of PUT /issuers/{issuerId}/capabilities."""
-    return {"issuerId": issuer_id, "profileVersion": version,
-            "commitPoint": profile.commit_point.value,
-            "custodyModel": profile.custody_model.value,
-            "feedbackChannel": [c.value for c in profile.feedback_channel],
-            "fiatLeg": profile.fiat_leg.value, "ledger": profile.ledger.value,
-            "effectiveFrom": render_iso(epoch_ms, effective_from_ms)}

@@ -29,7 +29,6 @@ class Participant:
     assets: list[Asset] = field(factory=list)  # issuers: the assets they issue
     issuing_account: str | None = None
     profiles: list[IssuerProfile] = field(factory=list)
-    profile_saved_at_ms: list[int] = field(factory=list)
 
     @property
     def party(self) -> Party:

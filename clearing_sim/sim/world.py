@@ -167,7 +167,6 @@ class World:
             raise InvalidRequest.one("ledger", "ledger_change",
                                      "an issuer's assets stay on the ledger they were issued on")
         issuer.profiles.append(profile)
-        issuer.profile_saved_at_ms.append(self.now_ms)
         self.log.append("profile.saved", issuerId=issuer_id, profileVersion=issuer.profile_version,
                         mode=profile.mode.value, approvalSlaSeconds=profile.approval_sla_s)
         return issuer.profile_version

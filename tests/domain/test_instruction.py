@@ -4,7 +4,6 @@ instruction statuses, normalised internal events; "Conformance": the three scena
 from __future__ import annotations
 
 from clearing_sim.domain.instruction import (
-    DECISIVE,
     FINAL,
     InstructionStatus,
     NormalisedEvent,
@@ -22,9 +21,8 @@ def test_final_statuses_are_completed_rejected_failed() -> None:
     """APPROVED and EXECUTING are progress only; settlement moves only on a final answer."""
     assert set(FINAL) == {InstructionStatus.COMPLETED, InstructionStatus.REJECTED,
                           InstructionStatus.FAILED}
-    assert DECISIVE == FINAL
-    assert InstructionStatus.APPROVED not in DECISIVE
-    assert InstructionStatus.EXECUTING not in DECISIVE
+    assert InstructionStatus.APPROVED not in FINAL
+    assert InstructionStatus.EXECUTING not in FINAL
 
 
 def test_normalised_events_are_the_specs_five() -> None:
