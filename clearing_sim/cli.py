@@ -6,6 +6,7 @@ Public names: ``main``.
 from __future__ import annotations
 
 import sys
+from typing import TextIO
 
 import click
 
@@ -22,9 +23,9 @@ def main() -> None:
 
 @main.command()
 @click.option("--seed", type=int, default=0, show_default=True, help="The run's seed.")
-@click.option("--log", "log_path", type=click.Path(dir_okay=False, writable=True),
+@click.option("--log", "log_file", type=click.File("w", encoding="utf-8", lazy=False),
               help="Write the event log as JSON lines to this file.")
-def demo(seed: int, log_path: str | None) -> None:
+def demo(seed: int, log_file: TextIO | None) -> None:
     """Run one transaction along every path the spec names, in all three settlement modes.
 
     \b
@@ -43,6 +44,6 @@ def demo(seed: int, log_path: str | None) -> None:
                    + f" chain={tx.chain.value:<19} rtgs={tx.rtgs.value:<9} "
                    f"{took_s:>10.3f} s virtual")
     click.echo(f"events {len(world.log)}  virtual end {world.iso()}  digest {world.log.digest()}")
-    if log_path:
-        world.log.write_jsonl(log_path)
-        click.echo(f"event log written to {log_path}")
+    if log_file is not None:
+        world.log.write_jsonl(log_file)
+        click.echo(f"event log written to {log_file.name}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, TextIO
 
 from attrs import frozen
 
@@ -87,7 +87,7 @@ class EventLog:
             h.update(line.encode())
         return h.hexdigest()
 
-    def write_jsonl(self, path: str) -> None:
-        with open(path, "w", encoding="utf-8") as out:
-            for line in self.lines():
-                out.write(line + "\n")
+    def write_jsonl(self, out: TextIO) -> None:
+        """Write the canonical lines to an open text stream, one record per line."""
+        for line in self.lines():
+            out.write(line + "\n")

@@ -65,7 +65,8 @@ def test_digest_is_sha256_of_the_lines_joined_by_newlines(log: EventLog) -> None
 
 def test_write_jsonl_writes_the_canonical_lines(log: EventLog, tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    log.write_jsonl(str(path))
+    with path.open("w", encoding="utf-8") as out:
+        log.write_jsonl(out)
     assert path.read_text(encoding="utf-8") == "".join(line + "\n" for line in log.lines())
 
 
