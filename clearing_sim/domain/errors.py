@@ -1,20 +1,35 @@
-"""The domain's refusal: a request or value that breaks a rule, with every problem named.
+"""The error catalogue: every refusal the service gives, with its status, type and code.
 
-Public names: ``Problem``, ``DomainError``, ``InvalidRequest``, ``NotAllowed``.
+Public names: ``Problem``, ``DomainError``, ``InvalidRequest``, ``Unauthenticated``,
+``Forbidden``, ``NotFound``, ``MethodNotAllowed``, ``NotAllowed``, ``PayloadTooLarge``,
+``SandboxUnavailable``, ``ErrorCode``, ``CATALOGUE``, ``PRECEDENCE``, ``error_class``.
 
-    DomainError                 a refusal of the domain rules; changes nothing
-    ├── InvalidRequest          the input is malformed or breaks a validation rule (→ 400)
-    └── NotAllowed              the input is valid but the state forbids it (→ 409)
+    DomainError               a refusal; changes nothing         status  type
+    ├── InvalidRequest        malformed or rule-breaking input      400  invalid_request_error
+    ├── Unauthenticated       no credential, or one that fails      401  authentication_error
+    ├── Forbidden             lacks what the route needs            403  permission_error
+    ├── NotFound              no such route/resource, or unscoped   404  not_found_error
+    ├── MethodNotAllowed      the path exists, the method not       405  invalid_request_error
+    ├── NotAllowed            valid input the state forbids         409  conflict_error
+    ├── PayloadTooLarge       a body over the size limit            413  invalid_request_error
+    └── SandboxUnavailable    sandbox-only route in production      503  sandbox_unavailable
 
-The API layer maps these to its envelopes and status codes in exactly one place. A business
-outcome (an issuer rejection, a parked transaction) is not an error: it is data in the log.
+Each class declares its HTTP ``status`` and error ``type``; each problem carries a stable
+``code`` from ``CATALOGUE`` (documented in docs/errors.md, checked by a test). The API layer
+maps a refusal to its envelope in exactly one place (``clearing_sim.service.envelope``).
+Where several refusals apply to one request, the first in ``PRECEDENCE`` is answered. A
+business outcome (an issuer rejection, a parked transaction) is not an error: it is data.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar, Self
+
 from attrs import frozen
 
-__all__ = ["DomainError", "InvalidRequest", "NotAllowed", "Problem"]
+__all__ = ["CATALOGUE", "PRECEDENCE", "DomainError", "ErrorCode", "Forbidden",
+           "InvalidRequest", "MethodNotAllowed", "NotAllowed", "NotFound", "PayloadTooLarge",
+           "Problem", "SandboxUnavailable", "Unauthenticated", "error_class"]
 
 
 @frozen
@@ -29,19 +44,164 @@ class Problem:
 class DomainError(Exception):
     """A refusal carrying one or more problems, first the one that decides the answer."""
 
+    status: ClassVar[int] = 400
+    type: ClassVar[str] = "invalid_request_error"
+
     def __init__(self, *problems: Problem) -> None:
         assert problems, "a refusal names at least one problem"
         super().__init__("; ".join(p.message for p in problems))
         self.problems: tuple[Problem, ...] = problems
 
     @classmethod
-    def one(cls, param: str | None, code: str, message: str) -> DomainError:
+    def one(cls, param: str | None, code: str, message: str) -> Self:
         return cls(Problem(param, code, message))
 
 
 class InvalidRequest(DomainError):
     """Malformed or rule-breaking input."""
 
+    status = 400
+    type = "invalid_request_error"
+
+
+class Unauthenticated(DomainError):
+    status = 401
+    type = "authentication_error"
+
+
+class Forbidden(DomainError):
+    status = 403
+    type = "permission_error"
+
+
+class NotFound(DomainError):
+    status = 404
+    type = "not_found_error"
+
+
+class MethodNotAllowed(DomainError):
+    status = 405
+    type = "invalid_request_error"
+
 
 class NotAllowed(DomainError):
     """Valid input the current state does not allow (cancel after settlement, …)."""
+
+    status = 409
+    type = "conflict_error"
+
+
+class PayloadTooLarge(DomainError):
+    status = 413
+    type = "invalid_request_error"
+
+
+class SandboxUnavailable(DomainError):
+    status = 503
+    type = "sandbox_unavailable"
+
+
+@frozen
+class ErrorCode:
+    code: str
+    error: type[DomainError]
+    meaning: str
+
+
+def _codes(error: type[DomainError], *rows: tuple[str, str]) -> list[ErrorCode]:
+    return [ErrorCode(code, error, meaning) for code, meaning in rows]
+
+
+#: Every error code the service answers, in catalogue order (the order of docs/errors.md).
+CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
+    *_codes(InvalidRequest,
+            ("malformed_json", "the body is not a JSON document"),
+            ("invalid_body", "the body is not a JSON object"),
+            ("required", "a required field is missing"),
+            ("invalid_type", "a field has the wrong JSON type"),
+            ("invalid_value", "a field's value is not one of those allowed, or out of bounds"),
+            ("unknown_field", "a field the route does not accept"),
+            ("invalid_amount", "an amount is not a positive decimal string within the asset's "
+                               "precision"),
+            ("invalid_timestamp", "a timestamp is not ISO 8601 with a time zone"),
+            ("invalid_url", "a URL is malformed or not HTTPS"),
+            ("url_not_public", "a webhook URL resolves to a loopback, private, link-local or "
+                               "unspecified address"),
+            ("invalid_email", "an email address is malformed"),
+            ("invalid_query", "a query parameter is malformed or out of bounds"),
+            ("invalid_cursor", "a list cursor was not issued by this service"),
+            ("idempotency_key_too_long", "the Idempotency-Key header exceeds 256 characters"),
+            ("unsupported_version", "the Service-Version header names no supported version"),
+            ("unknown_asset", "no asset with this code and issuer"),
+            ("issued_asset_required", "the side must be an issued asset with its issuer"),
+            ("fiat_required", "a redeem's target must be fiat"),
+            ("currency_mismatch", "the two sides are in different currencies"),
+            ("same_asset", "a swap needs two different assets"),
+            ("amount_mismatch", "source and target amounts differ"),
+            ("not_a_clearing_member", "only clearing members start transactions"),
+            ("ledger_change", "an issuer cannot move its profile to another ledger"),
+            ("expires_in_past", "an expiry time is not in the future"),
+            ("empty_mandate", "an agent mandate grants no capability"),
+            ("unknown_key_id", "a reserve artifact's keyId is not reserve-policy-v1-sandbox"),
+            ("field_not_applicable", "a field that does not apply to this role")),
+    *_codes(Unauthenticated,
+            ("authentication_required", "the route needs a bearer credential"),
+            ("invalid_credential", "the bearer credential is unknown, malformed or forged"),
+            ("credential_expired", "the portal session has expired")),
+    *_codes(Forbidden,
+            ("missing_capability", "the credential lacks the capability the route needs"),
+            ("not_own_participant", "the route acts only on the caller's own participant"),
+            ("capability_not_held", "an agent mandate asks for a capability the admin lacks"),
+            ("agent_unknown", "the submitting agent does not exist for this participant"),
+            ("agent_mandate_invalid", "the mandateProof does not verify for this agent"),
+            ("agent_expired", "the submitting agent's mandate has expired"),
+            ("agent_revoked", "the submitting agent has been revoked"),
+            ("agent_outside_mandate", "the agent's mandate does not cover this action"),
+            ("agent_amount_cap_exceeded", "the amount is above the agent's GBP cap")),
+    *_codes(NotFound,
+            ("route_not_found", "no route has this path"),
+            ("transaction_not_found", "no transaction with this id in the caller's scope"),
+            ("webhook_not_found", "no webhook subscription with this id for the caller"),
+            ("agent_not_found", "no agent with this id for the caller"),
+            ("reserve_proof_not_found", "no reserve proof has been generated yet"),
+            ("conformance_run_not_found", "no issuer conformance run has been started"),
+            ("participant_not_found", "no participant with this id")),
+    *_codes(MethodNotAllowed,
+            ("method_not_allowed", "the path exists but not with this method")),
+    *_codes(NotAllowed,
+            ("idempotency_key_reused", "the Idempotency-Key was used with a different request"),
+            ("already_settled", "a settled transaction cannot be cancelled"),
+            ("already_cancelled", "the transaction is already cancelled"),
+            ("transaction_failed", "a failed transaction cannot be cancelled"),
+            ("settlement_in_progress", "the irrevocable settlement step has started"),
+            ("transaction_terminal", "a terminal transaction has no issuer event left to arm"),
+            ("no_issuer_instruction", "Mode 1 transactions have no issuer instruction to arm"),
+            ("already_member", "the email already belongs to an active member"),
+            ("invitation_pending", "the email already has a pending invitation"),
+            ("agent_already_revoked", "the agent is already revoked"),
+            ("profile_required", "the issuer has no capability profile yet"),
+            ("conformance_unsupported", "the issuer's profile has no instruction API to test")),
+    *_codes(PayloadTooLarge,
+            ("payload_too_large", "the body exceeds 1 MiB")),
+    *_codes(SandboxUnavailable,
+            ("sandbox_unavailable", "a sandbox-only route called in production")),
+]}
+
+#: When several refusals apply to one request, the first of these decides the answer.
+PRECEDENCE: tuple[str, ...] = (
+    "route (404 route_not_found, 405 method_not_allowed)",
+    "Service-Version (400 unsupported_version)",
+    "environment (503 sandbox_unavailable)",
+    "authentication (401)",
+    "capability (403 missing_capability)",
+    "Idempotency-Key length (400 idempotency_key_too_long)",
+    "body size (413), then idempotency replay or conflict (409 idempotency_key_reused)",
+    "body syntax and fields (400), every problem listed, the first deciding",
+    "scope (404 for transactions and conformance targets, 403 for own-participant routes)",
+    "agent mandate (403 agent_*)",
+    "state (409)",
+)
+
+
+def error_class(code: str) -> type[DomainError]:
+    return CATALOGUE[code].error

@@ -42,16 +42,19 @@ class CredentialKind(StrEnum):
 
 
 _C = Capability
-_MACHINE = (_C.TRANSACTIONS_READ, _C.TRANSACTIONS_WRITE, _C.WEBHOOKS_MANAGE)
-_ADMIN = (*_MACHINE, _C.MANAGE_OWN_AGENTS, _C.MANAGE_OWN_TEAM, _C.RUN_OWN_CONFORMANCE_PACK)
-_ISSUER_ADMIN = (*_ADMIN, _C.MANAGE_ISSUED_ASSETS, _C.GENERATE_RESERVE_PROOF)
+_ADMIN = (_C.MANAGE_OWN_AGENTS, _C.MANAGE_OWN_TEAM, _C.RUN_OWN_CONFORMANCE_PACK)
+# Members start and cancel transactions; issuers sit on the burn or mint side and only read
+# the transactions that list them (only clearing members initiate, spec "Participants").
+_MEMBER_KEY = (_C.TRANSACTIONS_READ, _C.TRANSACTIONS_WRITE, _C.WEBHOOKS_MANAGE)
+_ISSUER_KEY = (_C.TRANSACTIONS_READ, _C.WEBHOOKS_MANAGE)
 
 #: The capability table. Tuples, not sets: iteration order is part of determinism.
 CAPABILITIES: dict[tuple[ParticipantKind, CredentialKind], tuple[Capability, ...]] = {
-    (ParticipantKind.CLEARING_MEMBER, CredentialKind.API_KEY): _MACHINE,
-    (ParticipantKind.CLEARING_MEMBER, CredentialKind.TENANT_ADMIN): _ADMIN,
-    (ParticipantKind.STABLECOIN_ISSUER, CredentialKind.API_KEY): _MACHINE,
-    (ParticipantKind.STABLECOIN_ISSUER, CredentialKind.TENANT_ADMIN): _ISSUER_ADMIN,
+    (ParticipantKind.CLEARING_MEMBER, CredentialKind.API_KEY): _MEMBER_KEY,
+    (ParticipantKind.CLEARING_MEMBER, CredentialKind.TENANT_ADMIN): (*_MEMBER_KEY, *_ADMIN),
+    (ParticipantKind.STABLECOIN_ISSUER, CredentialKind.API_KEY): _ISSUER_KEY,
+    (ParticipantKind.STABLECOIN_ISSUER, CredentialKind.TENANT_ADMIN): (
+        *_ISSUER_KEY, *_ADMIN, _C.MANAGE_ISSUED_ASSETS, _C.GENERATE_RESERVE_PROOF),
 }
 
 

@@ -211,13 +211,22 @@ class World:
         return self.ledgers[ledger], self.wallet(self.participants[tx.initiator_id], ledger)
 
     # commands -----------------------------------------------------------------------------
-    def initiate(self, initiator_id: str, request: InitiateRequest,
-                 command_id: CommandId | None = None) -> Transaction:
-        """Validate and open a transaction in ``received``; its saga starts at once."""
+    def check_initiation(self, initiator_id: str, request: InitiateRequest) -> Money:
+        """Validate an initiation without acting on it; the source amount it would debit."""
         member = self.participants[initiator_id]
         if member.kind is not ParticipantKind.CLEARING_MEMBER:
             raise InvalidRequest.one(None, "not_a_clearing_member",
                                      "only clearing members start redemptions and swaps")
+        source_asset = self._resolve_asset("source.asset", request.source.asset)
+        target_asset = self._resolve_asset("target.asset", request.target.asset)
+        return check_initiation(request, source_asset, target_asset)[0]
+
+    def initiate(self, initiator_id: str, request: InitiateRequest,
+                 command_id: CommandId | None = None,
+                 agent_id: str | None = None) -> Transaction:
+        """Validate and open a transaction in ``received``; its saga starts at once."""
+        self.check_initiation(initiator_id, request)
+        member = self.participants[initiator_id]
         source_asset = self._resolve_asset("source.asset", request.source.asset)
         target_asset = self._resolve_asset("target.asset", request.target.asset)
         source, target_gbp = check_initiation(request, source_asset, target_asset)
@@ -245,7 +254,7 @@ class World:
             target=Side(target_gbp if target_asset.is_fiat else target, member.party),
             chain=ChainState.NONE, rtgs=RtgsState.NONE, saga=SagaView.initiated(now), quote=q,
             fee_status=FeeStatus.PENDING, creditor=creditor, debtor=burn_issuer.party,
-            legs=tuple(legs))
+            legs=tuple(legs), agent_id=agent_id)
         self.transactions.open(tx)
         saga = self.sagas[tx.id] = Saga(self, tx.id)
         saga.start()

@@ -45,9 +45,19 @@ def test_api_keys_never_hold_run_own_conformance_pack(kind: ParticipantKind) -> 
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_api_keys_hold_the_transaction_and_webhook_capabilities(kind: ParticipantKind) -> None:
+def test_api_keys_hold_read_and_webhook_capabilities(kind: ParticipantKind) -> None:
     caps = capabilities_for(kind, CredentialKind.API_KEY)
-    assert {C.TRANSACTIONS_READ, C.TRANSACTIONS_WRITE, C.WEBHOOKS_MANAGE} <= set(caps)
+    assert {C.TRANSACTIONS_READ, C.WEBHOOKS_MANAGE} <= set(caps)
+
+
+def test_only_clearing_members_hold_transactions_write() -> None:
+    """Spec, "Participants": clearing members start redemptions and swaps; issuers sit on
+    the burn or mint side, so their credentials read transactions but never write them."""
+    for credential in CredentialKind:
+        member = capabilities_for(ParticipantKind.CLEARING_MEMBER, credential)
+        issuer = capabilities_for(ParticipantKind.STABLECOIN_ISSUER, credential)
+        assert C.TRANSACTIONS_WRITE in member
+        assert C.TRANSACTIONS_WRITE not in issuer
 
 
 def test_issuer_tenant_admins_hold_manage_issued_assets_and_generate_reserve_proof() -> None:

@@ -1,0 +1,118 @@
+"""``ServiceAPI``: every route of the spec on one ``World``, at the world's virtual time.
+
+Public names: ``ServiceAPI``.
+
+``handle(request) -> response`` is the one way into the service for every door. It answers
+in a fixed order, the precedence of ``clearing_sim.domain.errors.PRECEDENCE``: route,
+``Service-Version``, environment, authentication, capability, ``Idempotency-Key``, body size,
+idempotent replay, then the handler (body fields, scope, agent mandate, state). Every answer
+carries ``Service-Version`` and, except a 204, a JSON envelope whose ``meta.commandId`` comes
+from the world's id factory. Each request is one ``api.request`` record in the log.
+
+The API layer's own records (API keys and sessions, idempotency entries, agents,
+invitations, applications, reserve proofs, conformance runs) live here, one store per kind,
+beside the world they describe; two APIs on two worlds share nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from clearing_sim.domain.errors import DomainError, Forbidden, SandboxUnavailable
+from clearing_sim.service import envelope
+from clearing_sim.service.auth import Credentials, Principal
+from clearing_sim.service.body import BODY_BYTES_MAX, parse_json_object
+from clearing_sim.service.context import Context, Reply, Route
+from clearing_sim.service.idempotency import IdempotencyStore, check_key
+from clearing_sim.service.messages import Request, Response, encode_json
+from clearing_sim.service.routes import match
+from clearing_sim.service.versions import CURRENT_VERSION, negotiate
+from clearing_sim.sim.world import Environment, World
+
+__all__ = ["ServiceAPI"]
+
+T = TypeVar("T")
+
+
+class ServiceAPI:
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.credentials = Credentials(world)
+        self.idempotency = IdempotencyStore()
+        self._stores: dict[type, Any] = {}
+
+    def store(self, kind: type[T]) -> T:
+        """The store of this kind for this API, made on first use (``kind(api)``)."""
+        found: T | None = self._stores.get(kind)
+        if found is None:
+            found = self._stores[kind] = kind(self)  # type: ignore[call-arg]
+        return found
+
+    # the door -----------------------------------------------------------------------------
+    def handle(self, request: Request) -> Response:
+        command_id = self.world.ids.uuid("command")
+        version = CURRENT_VERSION
+        principal: Principal | None = None
+        replayed = False
+        try:
+            route, params = match(request.method, request.path)
+            version = negotiate(request.header("Service-Version"))
+            principal = self._admit(route, request)
+            key = request.header("Idempotency-Key") if route.mutating else None
+            check_key(key)
+            if len(request.body) > BODY_BYTES_MAX:
+                parse_json_object(request.body)  # raises PayloadTooLarge
+            scope = principal.participant_id if principal is not None else "anonymous"
+            stored = None
+            if key is not None:
+                stored = self.idempotency.replay(scope, key, request, self.world.now_ms)
+            if stored is not None:
+                response, replayed = stored, True
+            else:
+                reply = route.handler(Context(self, request, params, principal, command_id))
+                response = self._success(reply, command_id, version)
+                if key is not None and 200 <= response.status < 300:
+                    self.idempotency.store(scope, key, request, response, self.world.now_ms)
+        except DomainError as error:
+            response = self._respond(error.status, envelope.failure(error, command_id), version)
+        self._log(request, response, principal, command_id, replayed)
+        return response
+
+    def _admit(self, route: Route, request: Request) -> Principal | None:
+        if route.sandbox_only and self.world.config.environment is Environment.PRODUCTION:
+            raise SandboxUnavailable.one(None, "sandbox_unavailable",
+                                         f"{route.method} {route.template} is available in the "
+                                         "sandbox only")
+        if route.public:
+            return None
+        principal = self.credentials.authenticate(request.header("Authorization"))
+        if principal.credential not in route.credentials:
+            kinds = " or ".join(kind.value for kind in route.credentials)
+            raise Forbidden.one(None, "missing_capability",
+                                f"{route.method} {route.template} needs a {kinds} credential")
+        if route.capabilities and not any(principal.holds(c) for c in route.capabilities):
+            needed = " or ".join(c.value for c in route.capabilities)
+            raise Forbidden.one(None, "missing_capability",
+                                f"{route.method} {route.template} needs {needed}")
+        return principal
+
+    # answers ------------------------------------------------------------------------------
+    def _success(self, reply: Reply, command_id: str, version: str) -> Response:
+        if reply.status == 204:
+            return Response(204, (("Service-Version", version),), b"")
+        return self._respond(reply.status, envelope.success(reply, command_id), version)
+
+    def _respond(self, status: int, payload: dict[str, Any], version: str) -> Response:
+        headers = (("Content-Type", "application/json"), ("Service-Version", version))
+        return Response(status, headers, encode_json(payload))
+
+    def _log(self, request: Request, response: Response, principal: Principal | None,
+             command_id: str, replayed: bool) -> None:
+        fields: dict[str, Any] = {"method": request.method, "path": request.path[:300],
+                                  "status": response.status, "commandId": command_id,
+                                  "participantId": principal.participant_id if principal
+                                  else None, "replayed": replayed}
+        if response.status >= 400:
+            body = response.json()
+            fields["codes"] = [e["code"] for e in body["errors"]]
+        self.world.log.append("api.request", **fields)

@@ -1,0 +1,150 @@
+"""Credentials: sandbox machine API keys and tenant-admin portal sessions (signed JWTs).
+
+Public names: ``Principal``, ``Credentials``, ``SESSION_TTL_S``.
+
+API keys are ``sk_sandbox_`` + 64 hex digits, issued with a key id (uuid). Only their
+sha256 is stored; a presented key is hashed and compared in constant time. Portal sessions
+are HS256 JWTs signed with the world's portal key, carrying the participant (``sub``), the
+issue and expiry times in virtual unix seconds, and a ``jti``; they expire after
+``SESSION_TTL_S`` of virtual time (docs/semantics.md). Capabilities come from the table in
+``clearing_sim.domain.parties``. Everything is derived from the world's seed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from typing import TYPE_CHECKING, Any
+
+from attrs import frozen
+
+from clearing_sim.domain.errors import Unauthenticated
+from clearing_sim.domain.parties import (
+    Capability,
+    CredentialKind,
+    ParticipantKind,
+    capabilities_for,
+)
+
+if TYPE_CHECKING:
+    from clearing_sim.sim.world import World
+
+__all__ = ["SESSION_TTL_S", "Credentials", "Principal"]
+
+SESSION_TTL_S = 8 * 3600
+_API_KEY_PREFIX = "sk_sandbox_"
+
+
+@frozen
+class Principal:
+    """Who is calling: a participant, through which kind of credential, holding what."""
+
+    participant_id: str
+    participant_kind: ParticipantKind
+    credential: CredentialKind
+    capabilities: tuple[Capability, ...]
+    credential_id: str  # the API key id or the session's jti
+
+    def holds(self, capability: Capability) -> bool:
+        return capability in self.capabilities
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _invalid(message: str) -> Unauthenticated:
+    return Unauthenticated.one(None, "invalid_credential", message)
+
+
+class Credentials:
+    """The world's issued API keys and its portal signing key."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        # sha256 hex of the secret → (that digest, key id, participant id); never the secret
+        self._keys: dict[str, tuple[str, str, str]] = {}
+        self._signing_key = world.ids.raw("portal-signing-key", 32)
+
+    # issuing ------------------------------------------------------------------------------
+    def issue_api_key(self, participant_id: str) -> tuple[str, str]:
+        """A new sandbox machine key: ``(apiKeyId, apiKeySecret)``; the secret is not kept."""
+        key_id = self.world.ids.uuid("api-key")
+        secret = _API_KEY_PREFIX + self.world.ids.hex("api-key-secret", 32)
+        digest = hashlib.sha256(secret.encode()).hexdigest()
+        self._keys[digest] = (digest, key_id, participant_id)
+        self.world.log.append("auth.api_key", participantId=participant_id, apiKeyId=key_id)
+        return key_id, secret
+
+    def issue_session(self, participant_id: str, ttl_s: int = SESSION_TTL_S) -> str:
+        """A tenant-admin portal JWT for the participant, valid ``ttl_s`` virtual seconds."""
+        now_s = (self.world.epoch_ms + self.world.now_ms) // 1000
+        jti = self.world.ids.uuid("session")
+        claims = {"iss": "clearing-sim", "sub": participant_id, "role": "tenant_admin",
+                  "iat": now_s, "exp": now_s + ttl_s, "jti": jti}
+        header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
+        payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
+        signature = _b64(self._sign(f"{header}.{payload}"))
+        self.world.log.append("auth.session", participantId=participant_id, jti=jti,
+                              expiresAtS=now_s + ttl_s)
+        return f"{header}.{payload}.{signature}"
+
+    def _sign(self, signing_input: str) -> bytes:
+        return hmac.new(self._signing_key, signing_input.encode(), hashlib.sha256).digest()
+
+    # verifying ----------------------------------------------------------------------------
+    def authenticate(self, authorization: str | None) -> Principal:
+        """The principal behind an ``Authorization`` header, or ``Unauthenticated``."""
+        if authorization is None or not authorization.strip():
+            raise Unauthenticated.one(None, "authentication_required",
+                                      "this route needs Authorization: Bearer <credential>")
+        scheme, _, token = authorization.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise _invalid("the Authorization header must be 'Bearer <credential>'")
+        if token.startswith(_API_KEY_PREFIX):
+            return self._api_key(token)
+        return self._session(token)
+
+    def _api_key(self, token: str) -> Principal:
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        found = self._keys.get(digest)
+        if found is None or not hmac.compare_digest(found[0], digest):
+            raise _invalid("unknown API key")
+        _, key_id, participant_id = found
+        return self._principal(participant_id, CredentialKind.API_KEY, key_id)
+
+    def _session(self, token: str) -> Principal:
+        parts = token.split(".")
+        if len(parts) != 3:
+            raise _invalid("the bearer credential is neither an API key nor a portal session")
+        header, payload, signature = parts
+        try:
+            presented = _unb64(signature)
+            claims: Any = json.loads(_unb64(payload))
+        except (ValueError, UnicodeDecodeError):
+            raise _invalid("the portal session token is malformed") from None
+        if not hmac.compare_digest(presented, self._sign(f"{header}.{payload}")):
+            raise _invalid("the portal session's signature does not verify")
+        if not isinstance(claims, dict) or claims.get("role") != "tenant_admin":
+            raise _invalid("the portal session carries no tenant-admin role")
+        now_s = (self.world.epoch_ms + self.world.now_ms) // 1000
+        expires = claims.get("exp")
+        if not isinstance(expires, int) or now_s >= expires:
+            raise Unauthenticated.one(None, "credential_expired", "the portal session has expired")
+        return self._principal(str(claims.get("sub")), CredentialKind.TENANT_ADMIN,
+                               str(claims.get("jti")))
+
+    def _principal(self, participant_id: str, credential: CredentialKind,
+                   credential_id: str) -> Principal:
+        participant = self.world.participants.get(participant_id)
+        if participant is None:
+            raise _invalid("the credential's participant no longer exists")
+        return Principal(participant.id, participant.kind, credential,
+                         capabilities_for(participant.kind, credential), credential_id)

@@ -1,0 +1,129 @@
+"""Reading request bodies: JSON syntax, then fields, every problem named by its path.
+
+Public names: ``parse_json_object``, ``Fields``, ``BODY_BYTES_MAX``.
+
+``Fields`` reads one JSON object, collecting a ``Problem`` for each missing, mistyped or
+out-of-bounds field and for every field the route does not accept; ``done()`` raises them
+all at once (the first decides the code). JSON's ``true`` is never an integer here, and
+``NaN``/``Infinity`` are not JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from clearing_sim.domain.errors import InvalidRequest, PayloadTooLarge, Problem
+
+__all__ = ["BODY_BYTES_MAX", "Fields", "parse_json_object"]
+
+BODY_BYTES_MAX = 1 << 20  # 1 MiB
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json_object(raw: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
+    """The body as a JSON object; an empty body is ``{}`` when ``empty_ok``."""
+    if len(raw) > BODY_BYTES_MAX:
+        raise PayloadTooLarge.one(None, "payload_too_large",
+                                  f"the body is {len(raw)} bytes; at most {BODY_BYTES_MAX}")
+    if not raw.strip():
+        if empty_ok:
+            return {}
+        raise InvalidRequest.one(None, "invalid_body", "the request needs a JSON object body")
+    try:
+        value = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InvalidRequest.one(None, "malformed_json",
+                                 f"the body is not valid UTF-8 JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise InvalidRequest.one(None, "invalid_body", "the body must be a JSON object")
+    return value
+
+
+_TYPE_NAMES = {str: "a string", bool: "a boolean", int: "an integer", list: "an array",
+               dict: "an object"}
+
+
+def _is(value: Any, kind: type) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+class Fields:
+    """One JSON object's fields, read with their paths (``source.asset.code``)."""
+
+    def __init__(self, obj: dict[str, Any], prefix: str = "",
+                 problems: list[Problem] | None = None) -> None:
+        self.obj = obj
+        self.prefix = prefix
+        self.problems: list[Problem] = [] if problems is None else problems
+        self._read: list[str] = []
+
+    def path(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    def problem(self, name: str | None, code: str, message: str) -> None:
+        self.problems.append(Problem(None if name is None else self.path(name), code, message))
+
+    def _get(self, name: str, kind: type, required: bool) -> Any:
+        self._read.append(name)
+        if name not in self.obj or (self.obj[name] is None and not required):
+            if required:
+                self.problem(name, "required", f"{self.path(name)} is required")
+            return None
+        value = self.obj[name]
+        if not _is(value, kind):
+            self.problem(name, "invalid_type", f"{self.path(name)} must be {_TYPE_NAMES[kind]}")
+            return None
+        return value
+
+    def text(self, name: str, *, required: bool = True, length_max: int = 1000,
+            choices: Sequence[str] | None = None, nonblank: bool = True) -> str | None:
+        value: str | None = self._get(name, str, required)
+        if value is None:
+            return None
+        if choices is not None and value not in choices:
+            self.problem(name, "invalid_value",
+                         f"{self.path(name)} must be one of {', '.join(choices)}")
+            return None
+        if (nonblank and not value.strip()) or len(value) > length_max:
+            self.problem(name, "invalid_value",
+                         f"{self.path(name)} must be 1 to {length_max} characters")
+            return None
+        return value
+
+    def flag(self, name: str, *, required: bool = True) -> bool | None:
+        value: bool | None = self._get(name, bool, required)
+        return value
+
+    def integer(self, name: str, *, required: bool = True) -> int | None:
+        value: int | None = self._get(name, int, required)
+        return value
+
+    def array(self, name: str, *, required: bool = True) -> list[Any] | None:
+        value: list[Any] | None = self._get(name, list, required)
+        return value
+
+    def object(self, name: str, *, required: bool = True) -> Fields | None:
+        value = self._get(name, dict, required)
+        if value is None:
+            return None
+        return Fields(value, f"{self.path(name)}.", self.problems)
+
+    def check_unknown(self, *extra: str) -> None:
+        """Refuse every field not read (or named in ``extra``), in the body's order."""
+        known = (*self._read, *extra)
+        for name in self.obj:
+            if name not in known:
+                self.problem(name, "unknown_field", f"{self.path(name)} is not accepted here")
+
+    def done(self, *extra: str) -> None:
+        """Raise every problem collected so far (this object and nested ones)."""
+        self.check_unknown(*extra)
+        if self.problems:
+            raise InvalidRequest(*self.problems)

@@ -1,0 +1,121 @@
+"""What a route handler gets and gives: the ``Context`` of one request and its ``Reply``.
+
+Public names: ``Route``, ``Context``, ``Reply``, ``Handler``.
+
+A ``Route`` row names the method, path template, handler, the capabilities that grant it (any
+one of them), which credential kinds may call it, whether it is public or sandbox-only, and a
+one-line summary; ``clearing_sim.service.routes`` assembles every feature module's rows into
+the one route table that dispatch, ``docs/api.md`` and the OpenAPI document read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define, field, frozen
+
+from clearing_sim.domain.parties import Capability, CredentialKind
+from clearing_sim.service.body import Fields, parse_json_object
+
+if TYPE_CHECKING:
+    from clearing_sim.service.api import ServiceAPI
+    from clearing_sim.service.auth import Principal
+    from clearing_sim.service.messages import Request
+    from clearing_sim.sim.participants import Participant
+    from clearing_sim.sim.world import World
+
+__all__ = ["ABSENT", "Context", "Handler", "Reply", "Route"]
+
+T = TypeVar("T")
+
+_BOTH = (CredentialKind.API_KEY, CredentialKind.TENANT_ADMIN)
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent()
+
+
+@define
+class Reply:
+    """A success: status, ``data``, and for lists ``meta.nextCursor`` (``None`` at the end)."""
+
+    status: int
+    data: Any = None
+    next_cursor: str | _Absent | None = ABSENT
+
+
+@define
+class Context:
+    api: ServiceAPI
+    request: Request
+    params: dict[str, str]
+    principal: Principal | None
+    command_id: str
+    _parsed: dict[str, Any] | None = field(default=None, init=False)
+
+    @property
+    def world(self) -> World:
+        return self.api.world
+
+    @property
+    def now_ms(self) -> int:
+        return self.api.world.now_ms
+
+    def body(self, *, empty_ok: bool = False) -> dict[str, Any]:
+        if self._parsed is None:
+            self._parsed = parse_json_object(self.request.body, empty_ok=empty_ok)
+        return self._parsed
+
+    def fields(self, *, empty_ok: bool = False) -> Fields:
+        return Fields(self.body(empty_ok=empty_ok))
+
+    @property
+    def caller(self) -> Participant:
+        assert self.principal is not None, "a public route has no caller"
+        return self.world.participants[self.principal.participant_id]
+
+    def store(self, kind: type[T]) -> T:
+        """The API layer's store of this kind (agents, invitations, …), made on first use."""
+        return self.api.store(kind)
+
+
+Handler = Callable[[Context], Reply]
+
+
+@frozen
+class Route:
+    method: str
+    template: str
+    handler: Handler
+    summary: str
+    capabilities: tuple[Capability, ...] = ()  # any one grants the route; () = none needed
+    credentials: tuple[CredentialKind, ...] = _BOTH
+    public: bool = False
+    sandbox_only: bool = False
+
+    @property
+    def mutating(self) -> bool:
+        return self.method in ("POST", "PUT", "PATCH", "DELETE")
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return tuple(self.template.strip("/").split("/"))
+
+    def match(self, path: str) -> dict[str, str] | None:
+        parts = path.strip("/").split("/") if path.startswith("/") else None
+        if parts is None or path.endswith("/") or len(parts) != len(self.segments):
+            return None
+        params: dict[str, str] = {}
+        for pattern, part in zip(self.segments, parts, strict=True):
+            if pattern.startswith("{") and pattern.endswith("}"):
+                if not part:
+                    return None
+                params[pattern[1:-1]] = part
+            elif pattern != part:
+                return None
+        return params

@@ -1,0 +1,76 @@
+"""Requests and responses as plain values: what every door turns HTTP into, and back.
+
+Public names: ``Request``, ``Response``, ``encode_json``.
+
+The API layer speaks bytes: a ``Request`` carries the raw body and a ``Response`` the exact
+bytes to send, so the scenario runner, the HTTP shim and the analysts' workloads get the same
+answer byte for byte. Header names are matched case-insensitively, as in HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from attrs import frozen
+
+__all__ = ["Request", "Response", "encode_json"]
+
+Headers = tuple[tuple[str, str], ...]
+
+
+def encode_json(payload: Any) -> bytes:
+    """The one JSON encoding of the API: compact, UTF-8, field order as built."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _find(headers: Headers, name: str) -> str | None:
+    wanted = name.lower()
+    return next((value for key, value in headers if key.lower() == wanted), None)
+
+
+@frozen
+class Request:
+    method: str
+    path: str
+    query: tuple[tuple[str, str], ...] = ()
+    headers: Headers = ()
+    body: bytes = b""
+
+    @classmethod
+    def build(cls, method: str, target: str, *, token: str | None = None,
+              json_body: Any = None, body: bytes | None = None,
+              headers: dict[str, str] | None = None) -> Request:
+        """A request from a target (path with optional ``?query``), a bearer token and a body.
+
+        ``json_body`` is encoded with ``encode_json``; ``body`` is sent as given."""
+        parts = urlsplit(target)
+        merged: list[tuple[str, str]] = []
+        if token is not None:
+            merged.append(("Authorization", f"Bearer {token}"))
+        if json_body is not None or body is not None:
+            merged.append(("Content-Type", "application/json"))
+        merged.extend((headers or {}).items())
+        raw = body if body is not None else (b"" if json_body is None else encode_json(json_body))
+        return cls(method.upper(), parts.path,
+                   tuple(parse_qsl(parts.query, keep_blank_values=True)), tuple(merged), raw)
+
+    def header(self, name: str) -> str | None:
+        return _find(self.headers, name)
+
+    def query_param(self, name: str) -> str | None:
+        return next((value for key, value in self.query if key == name), None)
+
+
+@frozen
+class Response:
+    status: int
+    headers: Headers
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        return _find(self.headers, name)
+
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
