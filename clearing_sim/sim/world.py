@@ -89,6 +89,7 @@ class World:
         self.participants = ParticipantRegistry()
         self.transactions = TransactionBook(self.log)
         self.sagas: dict[str, Saga] = {}
+        self._behaviours: dict[str, IssuerBehaviour] = {}  # until the gateway exists
         self.issuers: dict[str, IssuerGateway] = {}
         self.issuer_inbox = IssuerInbox(self)
         self.ledgers = {ledger: ChainLedger(self, ledger, self.config.finality[ledger])
@@ -140,32 +141,54 @@ class World:
             self.fund(member, asset, amount)
         return member
 
-    def add_issuer(self, name: str, profile: IssuerProfile, asset_codes: tuple[str, ...],
+    def add_issuer(self, name: str, profile: IssuerProfile | None = None,
+                   asset_codes: tuple[str, ...] = (),
                    rtgs_balance_gbp: Decimal = Decimal("0.00"),
                    behaviour: IssuerBehaviour | None = None, currency: str = "GBP") -> Participant:
+        """A stablecoin issuer; with a profile, its issuing account and assets too.
+
+        An issuer onboarded without a profile gets its issuing account and gateway at its
+        first profile save (``save_profile``), and assets once it has a ledger."""
         issuer = Participant(ParticipantId(self.ids.uuid("participant")),
                              ParticipantKind.STABLECOIN_ISSUER, name)
         self.participants.add(issuer)
         self.log.append("participant.added", participantId=issuer.id,
                         participantKind=issuer.kind.value,
                         name=name)
-        ledger = self.ledgers[profile.ledger]
-        issuer.issuing_account = ledger.open_account(f"{name}:issuing")
-        issuer.assets = [Asset(code, issuer.issuing_account, profile.amount_precision, currency)
-                         for code in asset_codes]
-        self.issuers[issuer.id] = IssuerGateway(self, issuer.id, name, ledger,
-                                                issuer.issuing_account,
-                                                behaviour or IssuerBehaviour())
+        self._behaviours[issuer.id] = behaviour or IssuerBehaviour()
         self.rtgs.open_account(issuer.id, rtgs_balance_gbp)
-        self.save_profile(issuer.id, profile)
+        if profile is not None:
+            self.save_profile(issuer.id, profile)
+        for code in asset_codes:
+            self.issue_asset(issuer.id, code, currency)
         return issuer
 
+    def issue_asset(self, issuer_id: str, code: str, currency: str = "GBP") -> Asset:
+        """A new asset issued from the issuer's issuing account (it needs a profile)."""
+        issuer = self.participants[issuer_id]
+        assert issuer.issuing_account is not None, f"{issuer.name} has no profile, no ledger"
+        assert all(a.code != code for a in issuer.assets), f"{issuer.name} already issues {code}"
+        asset = Asset(code, issuer.issuing_account, issuer.profile.amount_precision, currency)
+        issuer.assets.append(asset)
+        self.log.append("asset.issued", issuerId=issuer_id, code=code,
+                        issuer=issuer.issuing_account, currency=currency,
+                        precision=asset.precision)
+        return asset
+
     def save_profile(self, issuer_id: str, profile: IssuerProfile) -> int:
-        """Create or replace the profile: ``profileVersion`` + 1; in-flight keep theirs."""
+        """Create or replace the profile: ``profileVersion`` + 1; in-flight keep theirs.
+
+        The first save opens the issuing account on the profile's ledger and the gateway."""
         issuer = self.participants[issuer_id]
         if issuer.profiles and profile.ledger is not issuer.profile.ledger:
             raise InvalidRequest.one("ledger", "ledger_change",
                                      "an issuer's assets stay on the ledger they were issued on")
+        if not issuer.profiles:
+            ledger = self.ledgers[profile.ledger]
+            issuer.issuing_account = ledger.open_account(f"{issuer.name}:issuing")
+            self.issuers[issuer.id] = IssuerGateway(self, issuer.id, issuer.name, ledger,
+                                                    issuer.issuing_account,
+                                                    self._behaviours[issuer.id])
         issuer.profiles.append(profile)
         self.log.append("profile.saved", issuerId=issuer_id, profileVersion=issuer.profile_version,
                         mode=profile.mode.value, approvalSlaSeconds=profile.approval_sla_s)
