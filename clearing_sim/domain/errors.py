@@ -125,8 +125,9 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
                                "precision"),
             ("invalid_timestamp", "a timestamp is not ISO 8601 with a time zone"),
             ("invalid_url", "a URL is malformed or not HTTPS"),
-            ("url_not_public", "a webhook URL resolves to a loopback, private, link-local or "
-                               "unspecified address"),
+            ("url_not_public", "a webhook URL is or resolves to an address that is not public "
+                               "(loopback, private, link-local, unspecified, shared, "
+                               "multicast, reserved, or an IPv6 form of one)"),
             ("invalid_email", "an email address is malformed"),
             ("invalid_query", "a query parameter is malformed or out of bounds"),
             ("invalid_cursor", "a list cursor was not issued by this service"),
@@ -177,10 +178,17 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("transaction_terminal", "a terminal transaction has no issuer event left to arm"),
             ("no_issuer_instruction", "Mode 1 transactions have no issuer instruction to arm"),
             ("already_member", "the email already belongs to an active member"),
+            ("organisation_name_taken", "an organisation with this name is already registered "
+                                        "or applying"),
             ("invitation_pending", "the email already has a pending invitation"),
             ("agent_already_revoked", "the agent is already revoked"),
             ("profile_required", "the issuer has no capability profile yet"),
-            ("conformance_unsupported", "the issuer's profile has no instruction API to test")),
+            ("conformance_unsupported", "the issuer's profile has no instruction API to test"),
+            ("not_parked", "an operator fix needs a parked transaction"),
+            ("no_issued_asset", "the issuer issues no asset to run synthetic transactions with"),
+            ("conformance_run_in_progress", "a conformance run for this issuer is still running"),
+            ("conformance_suite_transaction", "the transaction belongs to an issuer conformance "
+                                              "run, which arms it itself")),
     *_codes(PayloadTooLarge,
             ("payload_too_large", "the body exceeds 1 MiB")),
     *_codes(SandboxUnavailable,

@@ -67,7 +67,10 @@ class ServiceAPI:
             if key is not None:
                 stored = self.idempotency.replay(scope, key, request, self.world.now_ms)
             if stored is not None:
-                response, replayed = stored, True
+                response = Response(stored.status,
+                                    (*stored.headers, ("Idempotent-Replayed", "true")),
+                                    stored.body)
+                replayed = True
             else:
                 reply = route.handler(Context(self, request, params, principal, command_id))
                 response = self._success(reply, command_id, version)

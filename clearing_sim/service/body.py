@@ -109,6 +109,29 @@ class Fields:
         value: list[Any] | None = self._get(name, list, required)
         return value
 
+    def choices(self, name: str, allowed: Sequence[str], *, what: str) -> list[str] | None:
+        """A required, non-empty array of distinct strings among ``allowed``, in the body's
+        order; each bad item is a problem at ``name[i]``. ``None`` if anything is wrong."""
+        items = self.array(name)
+        if items is None:
+            return None
+        if not items:
+            self.problem(name, "invalid_value", f"{self.path(name)} must name at least one {what}")
+            return None
+        chosen: list[str] = []
+        for index, item in enumerate(items):
+            at = f"{name}[{index}]"
+            if not isinstance(item, str):
+                self.problem(at, "invalid_type", f"{self.path(at)} must be a string")
+            elif item not in allowed:
+                self.problem(at, "invalid_value",
+                             f"{self.path(at)} must be one of {', '.join(allowed)}")
+            elif item in chosen:
+                self.problem(at, "invalid_value", f"{self.path(at)} repeats {item}")
+            else:
+                chosen.append(item)
+        return chosen if len(chosen) == len(items) else None
+
     def object(self, name: str, *, required: bool = True) -> Fields | None:
         value = self._get(name, dict, required)
         if value is None:

@@ -14,6 +14,7 @@ from clearing_sim.domain.errors import MethodNotAllowed, NotFound
 from clearing_sim.service import (
     agents,
     conformance,
+    issuer_conformance,
     issuers,
     onboarding,
     reserves,
@@ -36,6 +37,7 @@ ROUTES: tuple[Route, ...] = (
     *agents.ROUTES,
     *webhooks.ROUTES,
     *issuers.ROUTES,
+    *issuer_conformance.ROUTES,
     *conformance.ROUTES,
     *team.ROUTES,
 )

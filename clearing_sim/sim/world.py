@@ -41,6 +41,8 @@ from clearing_sim.domain.transaction import (
     cancel_action,
 )
 from clearing_sim.sim.book import TransactionBook
+from clearing_sim.sim.custody import CustodyRegistry
+from clearing_sim.sim.dns import DnsTable
 from clearing_sim.sim.eventlog import EventLog
 from clearing_sim.sim.inbox import IssuerInbox
 from clearing_sim.sim.issuer import IssuerBehaviour, IssuerGateway
@@ -49,6 +51,7 @@ from clearing_sim.sim.participants import Participant, ParticipantRegistry
 from clearing_sim.sim.rtgs import RtgsAdapter
 from clearing_sim.sim.saga import Saga
 from clearing_sim.sim.streams import IdFactory, Streams
+from clearing_sim.sim.subscriptions import SubscriptionRegistry
 
 __all__ = ["Environment", "World", "WorldConfig"]
 
@@ -94,7 +97,10 @@ class World:
         self.issuer_inbox = IssuerInbox(self)
         self.ledgers = {ledger: ChainLedger(self, ledger, self.config.finality[ledger])
                         for ledger in Ledger}
+        self.custody = CustodyRegistry(self)
         self.rtgs = RtgsAdapter(self, self.config.rtgs_latency)
+        self.dns = DnsTable()
+        self.subscriptions = SubscriptionRegistry(self)
         self.log.append("world.created", seed=self.config.seed, epoch=self.config.epoch,
                         environment=self.config.environment.value)
 
@@ -189,6 +195,7 @@ class World:
             self.issuers[issuer.id] = IssuerGateway(self, issuer.id, issuer.name, ledger,
                                                     issuer.issuing_account,
                                                     self._behaviours[issuer.id])
+        self.custody.configure_for_profile(issuer, profile)  # Mode 1: operator co-signs
         issuer.profiles.append(profile)
         self.log.append("profile.saved", issuerId=issuer_id, profileVersion=issuer.profile_version,
                         mode=profile.mode.value, approvalSlaSeconds=profile.approval_sla_s)
@@ -252,7 +259,7 @@ class World:
         member = self.participants[initiator_id]
         source_asset = self._resolve_asset("source.asset", request.source.asset)
         target_asset = self._resolve_asset("target.asset", request.target.asset)
-        source, target_gbp = check_initiation(request, source_asset, target_asset)
+        source, _ = check_initiation(request, source_asset, target_asset)
         burn_issuer = self.participants.issuer_of(source_asset)
         assert burn_issuer is not None
         legs = [self._terms("burn", burn_issuer)]
@@ -274,7 +281,7 @@ class World:
             lifecycle_status=LifecycleStatus.RECEIVED, parked=False,
             initiated_at_ms=now, updated_at_ms=now,
             source=Side(source, member.party),
-            target=Side(target_gbp if target_asset.is_fiat else target, member.party),
+            target=Side(target, member.party),
             chain=ChainState.NONE, rtgs=RtgsState.NONE, saga=SagaView.initiated(now), quote=q,
             fee_status=FeeStatus.PENDING, creditor=creditor, debtor=burn_issuer.party,
             legs=tuple(legs), agent_id=agent_id)
