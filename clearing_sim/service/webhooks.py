@@ -37,8 +37,14 @@ def subscription_wire(world: World, subscription: Subscription) -> dict[str, Any
     """The spec's Webhook subscription, without ``signingSecret``: the one rendering of it.
 
     ``description`` and ``lastDeliveryAt`` are always present, null when absent, so every
-    subscription has the same shape (docs/semantics.md)."""
-    last = subscription.last_delivery_at_ms
+    subscription has the same shape (docs/semantics.md). The delivery-detail fields of ours
+    tell a subscriber a disable is coming (docs/semantics.md, "The webhook channel"):
+    ``lastDeliveryAt`` (the last attempt sent, whatever its outcome), ``lastSuccessAt``,
+    ``failingSince`` (the start of the current failure streak), ``disableAt`` (the earliest
+    time a failure can disable it), ``disabledAt`` and ``pendingDeliveries``."""
+    def at(ms: int | None) -> str | None:
+        return None if ms is None else world.iso(ms)
+
     return {
         "id": subscription.id,
         "url": subscription.url,
@@ -46,7 +52,12 @@ def subscription_wire(world: World, subscription: Subscription) -> dict[str, Any
         "description": subscription.description,
         "status": subscription.status.value,
         "createdAt": world.iso(subscription.created_at_ms),
-        "lastDeliveryAt": None if last is None else world.iso(last),
+        "lastDeliveryAt": at(subscription.last_delivery_at_ms),
+        "lastSuccessAt": at(subscription.last_success_at_ms),
+        "failingSince": at(subscription.failing_since_ms),
+        "disableAt": at(subscription.disable_at_ms),
+        "disabledAt": at(subscription.disabled_at_ms),
+        "pendingDeliveries": world.webhooks.pending(subscription.id),
     }
 
 

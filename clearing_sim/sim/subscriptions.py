@@ -3,7 +3,8 @@
 Public names: ``Subscription``, ``SubscriptionRegistry``, ``SubscriptionStatus``.
 
 The world owns the registry, so the webhook channel (fan-out, attempts, the retry schedule
-and the 72-hour disable rule) reads the same subscriptions the API manages. A subscription
+and the 72-hour disable rule, ``clearing_sim.sim.webhook_channel``) reads the same
+subscriptions the API manages, and keeps each one's delivery health on it. A subscription
 is ``wh_`` + a UUID and carries its ``signingSecret`` (``whsec_`` + 64 hex digits), both from
 the world's id factory. Every change is one log record: ``webhook.subscribed`` (never with
 the secret) and ``webhook.deleted``. Deletion takes effect at once: the subscription is no
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from attrs import define
 
+from clearing_sim.domain.delivery import DISABLE_AFTER_MS
 from clearing_sim.domain.ids import ParticipantId
 from clearing_sim.domain.lifecycle import EventType
 
@@ -47,13 +49,24 @@ class Subscription:
     signing_secret: str
     created_at_ms: int
     status: SubscriptionStatus = SubscriptionStatus.ACTIVE
-    last_delivery_at_ms: int | None = None
+    last_delivery_at_ms: int | None = None  # the last attempt sent, whatever its outcome
     deleted_at_ms: int | None = None
+    # Health, kept by the webhook channel at the times it learns outcomes:
+    last_success_at_ms: int | None = None  # the last 2xx received in time
+    failing_since_ms: int | None = None  # the first failure since then (the streak's start)
+    disabled_at_ms: int | None = None
 
     @property
     def active(self) -> bool:
         """Whether new events are sent to it: not disabled and not deleted."""
         return self.status is SubscriptionStatus.ACTIVE and self.deleted_at_ms is None
+
+    @property
+    def disable_at_ms(self) -> int | None:
+        """The earliest time a failure can disable it (streak start + 72 h), while it can."""
+        if self.failing_since_ms is None or not self.active:
+            return None
+        return self.failing_since_ms + DISABLE_AFTER_MS
 
 
 class SubscriptionRegistry:

@@ -52,6 +52,7 @@ from clearing_sim.sim.rtgs import RtgsAdapter
 from clearing_sim.sim.saga import Saga
 from clearing_sim.sim.streams import IdFactory, Streams
 from clearing_sim.sim.subscriptions import SubscriptionRegistry
+from clearing_sim.sim.webhook_channel import WebhookChannel
 
 __all__ = ["Environment", "World", "WorldConfig"]
 
@@ -101,6 +102,7 @@ class World:
         self.rtgs = RtgsAdapter(self, self.config.rtgs_latency)
         self.dns = DnsTable()
         self.subscriptions = SubscriptionRegistry(self)
+        self.webhooks = WebhookChannel(self)  # listens to the log: events → deliveries
         self.log.append("world.created", seed=self.config.seed, epoch=self.config.epoch,
                         environment=self.config.environment.value)
 

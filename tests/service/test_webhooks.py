@@ -17,7 +17,8 @@ from tests.service.conftest import Service, make_service
 HOOKS = "/api/v1/webhooks"
 URL = "https://hooks.northbank.example/clearing"
 ALL_EVENTS = [e.value for e in EventType]
-FIELDS = ["id", "url", "events", "description", "status", "createdAt", "lastDeliveryAt"]
+FIELDS = ["id", "url", "events", "description", "status", "createdAt", "lastDeliveryAt",
+          "lastSuccessAt", "failingSince", "disableAt", "disabledAt", "pendingDeliveries"]
 
 
 def _create(svc: Service, token: str | None = None, **body: Any) -> Response:
