@@ -45,8 +45,12 @@ class Asset:
 
     @property
     def quantum(self) -> Decimal:
-        return Decimal(1).scaleb(-self.precision)
+        return _QUANTA[self.precision]
 
+
+#: The smallest unit at each precision (1, 0.1, …, 1E-18): ``quantum`` is read at every
+#: amount check and rendering, so it is looked up, not recomputed.
+_QUANTA = tuple(Decimal(1).scaleb(-places) for places in range(19))
 
 GBP = Asset("GBP")
 

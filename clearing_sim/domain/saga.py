@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 __all__ = ["IRREVOCABLE_STEP", "Saga", "SagaPath", "Step", "StepName", "StepStatus"]
 
@@ -69,11 +69,8 @@ class Saga:
     @classmethod
     def initiated(cls, now_ms: int) -> Saga:
         """As in the initiation response: Received and Validated done, Lock current."""
-        names = SagaPath.FULL.names
-        steps = tuple(
-            Step(name, StepStatus.DONE, now_ms) if i < 2
-            else Step(name, StepStatus.CURRENT if i == 2 else StepStatus.PENDING)
-            for i, name in enumerate(names))
+        steps = (Step(StepName.RECEIVED, StepStatus.DONE, now_ms),
+                 Step(StepName.VALIDATED, StepStatus.DONE, now_ms), *_LOCK_ON_AT_INITIATION)
         return cls(SagaPath.FULL, steps, 2)
 
     @property
@@ -98,7 +95,7 @@ class Saga:
         if index + 1 < len(steps):
             index += 1
             steps[index] = Step(steps[index].name, StepStatus.CURRENT)
-        return evolve(self, steps=tuple(steps), current_index=index)
+        return Saga(self.path, tuple(steps), index)
 
     def cancelled(self, now_ms: int) -> Saga:
         """Switch to the cancelled path: what was done stays done, the rest is cancelled, and
@@ -116,4 +113,10 @@ class Saga:
         """A resolved failure: the current step and every later one are cancelled."""
         steps = [s if i < self.current_index else Step(s.name, StepStatus.CANCELLED, now_ms)
                  for i, s in enumerate(self.steps)]
-        return evolve(self, steps=tuple(steps))
+        return Saga(self.path, tuple(steps), self.current_index)
+
+
+#: The full path from Lock on as it stands at initiation, Lock current and the rest pending:
+#: steps without a time, so every new saga shares these values.
+_LOCK_ON_AT_INITIATION = (Step(StepName.LOCK, StepStatus.CURRENT),
+                          *(Step(name, StepStatus.PENDING) for name in SagaPath.FULL.names[3:]))

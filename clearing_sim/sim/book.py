@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from attrs import evolve
-
 from clearing_sim.domain.lifecycle import Trigger, transition
 from clearing_sim.domain.saga import Saga
 from clearing_sim.domain.transaction import Transaction
@@ -57,7 +55,7 @@ class TransactionBook:
     def update(self, transaction_id: str, now_ms: int, **changes: Any) -> Transaction:
         old = self._by_id[transaction_id]
         assert not old.terminal, f"terminal transaction {transaction_id} changed: {changes}"
-        new = evolve(old, updated_at_ms=now_ms, **changes)
+        new = old.replace(updated_at_ms=now_ms, **changes)
         self._by_id[transaction_id] = new
         if "saga" in changes:
             self._log_steps(old.saga, new.saga, transaction_id)
@@ -69,8 +67,8 @@ class TransactionBook:
         row = transition(old.state, trigger)
         assert row is not None, f"no transition {old.state} --{trigger}--> for {transaction_id}"
         assert row.target.status is not None
-        new = evolve(old, lifecycle_status=row.target.status, parked=row.target.parked,
-                     updated_at_ms=now_ms, **changes)
+        new = old.replace(lifecycle_status=row.target.status, parked=row.target.parked,
+                          updated_at_ms=now_ms, **changes)
         self._by_id[transaction_id] = new
         if "saga" in changes:
             self._log_steps(old.saga, new.saga, transaction_id)

@@ -32,14 +32,20 @@ def _crc16_xmodem(data: bytes) -> int:
     return crc
 
 
+#: Every two-digit string in base 58, indexed by its value: ``_base58`` cuts two digits per
+#: division, half the divisions of the big number (a Solana hash has 88 digits).
+_B58_PAIRS = tuple(high + low for high in _B58 for low in _B58)
+
+
 def _base58(data: bytes) -> str:
     n = int.from_bytes(data, "big")
-    out = ""
+    pairs = []
     while n:
-        n, rem = divmod(n, 58)
-        out = _B58[rem] + out
-    pad = len(data) - len(data.lstrip(b"\0"))
-    return "1" * pad + out
+        n, rem = divmod(n, 58 * 58)
+        pairs.append(_B58_PAIRS[rem])
+    digits = "".join(reversed(pairs)).lstrip("1")  # the top pair may start with a zero digit
+    pad = len(data) - len(data.lstrip(b"\0"))  # each leading zero byte is one "1"
+    return "1" * pad + digits
 
 
 def account_id(ledger: Ledger, key: bytes) -> str:
