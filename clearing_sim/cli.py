@@ -11,6 +11,7 @@ from typing import TextIO
 import click
 
 from clearing_sim.demo import run_demo
+from clearing_sim.scenario.loader import validate_paths
 
 __all__ = ["main"]
 
@@ -47,3 +48,26 @@ def demo(seed: int, log_file: TextIO | None) -> None:
     if log_file is not None:
         world.log.write_jsonl(log_file)
         click.echo(f"event log written to {log_file.name}")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+def validate(paths: tuple[str, ...]) -> None:
+    """Check scenario files without running them: YAML, schema, names, ${references}.
+
+    PATH is a scenario file or a folder (every *.yaml and *.yml inside, sorted). Prints
+    "PATH: ok" per valid file and "PATH:LINE:COL: FIELD: MESSAGE" per problem. Exit code 0
+    when every file is valid, 2 when any is invalid or cannot be read.
+
+    \b
+    Example:
+      clearing-sim validate scenarios/
+      clearing-sim validate scenarios/silence-parks-at-sla.yaml
+    """
+    checks = validate_paths(paths)
+    colour = sys.stdout.isatty()
+    for check in checks:
+        for line in check.lines():
+            click.echo(click.style(line, fg="green" if check.ok else "red") if colour else line)
+    if not all(check.ok for check in checks):
+        click.get_current_context().exit(2)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
+import pytest
+from click.testing import CliRunner, Result
 
 from clearing_sim.cli import main
 
@@ -35,3 +36,90 @@ def test_bad_input_exits_2_with_a_message_not_a_traceback(tmp_path: Path) -> Non
         assert result.exit_code == 2, (args, result.output)
         assert "Error:" in result.output and "Traceback" not in result.output
         assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+# validate ------------------------------------------------------------------------------------
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+VALID = (SCENARIOS / "rejected-redeem-unwinds.yaml").read_text()
+
+
+def _validate(*paths: str) -> Result:
+    result = CliRunner().invoke(main, ["validate", *paths])
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result
+
+
+def test_validate_prints_ok_per_file_and_exits_0(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(VALID)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.yml").write_text(VALID)
+    result = _validate(str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [f"{tmp_path / 'a.yaml'}: ok",
+                                          f"{tmp_path / 'sub' / 'b.yml'}: ok"]
+
+
+def test_validate_the_scenario_library() -> None:
+    result = _validate(str(SCENARIOS))
+    assert result.exit_code == 0, result.output
+    assert all(line.endswith(": ok") for line in result.output.splitlines())
+
+
+def test_validate_reports_each_problem_with_file_line_column_and_field(tmp_path: Path) -> None:
+    bad_yaml = tmp_path / "bad-yaml.yaml"
+    bad_yaml.write_text("scenario: x\nsteps: [\n")
+    schema = tmp_path / "schema.yaml"
+    schema.write_text(VALID.replace("seed: 11", "seed: eleven"))
+    semantic = tmp_path / "semantic.yaml"
+    semantic.write_text(VALID.replace('transaction: "${tx}", scenario: rejected',
+                                      'transaction: "${txn}", scenario: rejected'))
+    result = _validate(str(bad_yaml), str(schema), str(semantic), str(tmp_path / "good.yaml"))
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"{bad_yaml}:3:1: YAML syntax: while parsing a flow node, expected the node content, "
+        "but found '<stream end>'",
+        f"{schema}:6:9: world.seed: expected an integer, got the string \"eleven\"",
+        f"{semantic}:43:24: steps[1].arm.transaction: ${{txn}} is not defined: no earlier step "
+        "saves 'txn' (did you mean tx?); expected a name from an earlier step's save, a name of "
+        "the world with an attribute, or now",
+        f"{tmp_path / 'good.yaml'}: no such file or folder"]
+
+
+def test_validate_a_folder_without_scenarios_or_nothing_at_all_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("no scenarios here")
+    result = _validate(str(tmp_path))
+    assert result.exit_code == 2
+    assert result.output == f"{tmp_path}: no scenario files (*.yaml, *.yml) in this folder\n"
+    assert _validate().exit_code == 2
+
+
+def test_validate_help_has_an_example() -> None:
+    result = CliRunner().invoke(main, ["validate", "--help"])
+    assert result.exit_code == 0
+    assert "Example:" in result.output and "clearing-sim validate scenarios/" in result.output
+
+
+MALFORMED = {  # what is wrong → (how to break the valid file, the line and field reported)
+    "bad YAML": (("seed: 11", "seed: [11"), ":8:8: YAML syntax: while parsing a flow sequence"),
+    "unknown key": (("  seed: 11", "  seed: 11\n  sed: 12"), ":7:3: world.sed: unknown field"),
+    "wrong type": (("status: 201", "status: created"), ":41:15: steps[0].expect.status"),
+    "missing field": (("      method: POST\n", ""), ":30:7: steps[0].call.method: missing"),
+    "bad duration": (("timeout: 1h", "timeout: 1 hour"), ":49:16: steps[2].wait_until.timeout"),
+    "unknown participant": (("      as: northbank", "      as: southbank"),
+                            ":30:11: steps[0].call.as: unknown participant"),
+    "undefined reference": (('id: "${tx}"\n        fields: {terminal',
+                             'id: "${tx2}"\n        fields: {terminal'),
+                            ":47:13: steps[2].wait_until.transaction.id: ${tx2} is not defined"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_validate_malformed_files_exit_2_at_the_line(case: str, tmp_path: Path) -> None:
+    (old, new), where = MALFORMED[case]
+    assert old in VALID
+    target = tmp_path / "bad.yaml"
+    target.write_text(VALID.replace(old, new, 1))
+    result = _validate(str(target))
+    assert result.exit_code == 2
+    assert result.output.startswith(f"{target}{where}"), result.output

@@ -1,0 +1,201 @@
+"""Reading a scenario's world: settings, members, issuers, agents and webhook subscriptions.
+
+Public names: ``BEHAVIOUR_LATENCIES``, ``WorldPart``, ``read_behaviour_changes``,
+``read_network``, ``read_receiver``, ``read_world``.
+
+Each issuer's profile goes through the engine's own validation (``parse_profile``), so a
+profile the API would refuse is refused here, at its line; its behaviour is built as the
+engine's ``IssuerBehaviour``, so impossible outcome probabilities are caught before a run.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from attrs import evolve, frozen
+
+from clearing_sim.domain.errors import InvalidRequest
+from clearing_sim.domain.profile import IssuerProfile, parse_profile
+from clearing_sim.scenario.model import (
+    AgentSpec,
+    IssuerSpec,
+    MemberSpec,
+    ReceiverSpec,
+    WebhookSpec,
+    WorldSpec,
+)
+from clearing_sim.scenario.reading import Reader, Symbols
+from clearing_sim.scenario.source import FieldPath
+from clearing_sim.sim.issuer import IssuerBehaviour
+
+__all__ = ["BEHAVIOUR_LATENCIES", "WorldPart", "read_behaviour_changes", "read_network",
+           "read_receiver", "read_world"]
+
+#: ``behaviour.latency`` keys → ``IssuerBehaviour`` attributes.
+BEHAVIOUR_LATENCIES = {"request": "request_latency", "ack": "ack_latency",
+                       "approval": "approval_latency", "execution": "execution_latency",
+                       "webhook": "webhook_latency", "refund": "refund_latency"}
+_OUTCOMES = {"rejected": "p_rejected", "failed": "p_failed", "silence": "p_silence"}
+
+
+@frozen
+class WorldPart:
+    world: WorldSpec
+    members: tuple[MemberSpec, ...]
+    issuers: tuple[IssuerSpec, ...]
+    agents: tuple[AgentSpec, ...]
+    webhooks: tuple[WebhookSpec, ...]
+
+
+_REQUIRED = {"members": (), "issuers": (), "agents": ("member",), "webhooks": ("participant",)}
+
+
+def _entries(r: Reader, section: str) -> list[tuple[str, dict[str, Any], FieldPath]]:
+    data = r.document.data.get(section)
+    if not isinstance(data, dict) or r.blocked((section,)):
+        return []
+    return [(name, spec, (section, name)) for name, spec in data.items()
+            if isinstance(spec, dict) and not r.blocked((section, name), _REQUIRED[section])]
+
+
+def _settings(r: Reader) -> WorldSpec:
+    raw = r.document.data.get("world")
+    if not isinstance(raw, dict) or r.blocked(("world",)):
+        return WorldSpec()
+    path: FieldPath = ("world",)
+    spec = WorldSpec()
+    epoch = r.get(raw, path, "epoch")
+    if epoch is not None and r.timestamp_ms((*path, "epoch"), epoch) is None:
+        epoch = None
+    dns = tuple((host, tuple(addresses))
+                for host, addresses in r.get(raw, path, "dns", {}).items())
+    return evolve(spec, seed=r.get(raw, path, "seed", spec.seed), epoch=epoch or spec.epoch,
+                  environment=r.get(raw, path, "environment", spec.environment), dns=dns)
+
+
+def _member(r: Reader, s: Symbols, key: str, raw: dict[str, Any], path: FieldPath) -> MemberSpec:
+    wallets = []
+    for code, amount in r.get(raw, path, "wallets", {}).items():
+        if s.kind(code) != "asset":
+            r.report((*path, "wallets", code), f"no issuer in this file issues {code!r}; expected "
+                     "an asset code listed under some issuer's assets", key=True)
+        wallets.append((code, Decimal(amount)))
+    return MemberSpec(key, r.get(raw, path, "name", key), r.site(path),
+                      Decimal(r.get(raw, path, "rtgs", "0.00")), tuple(wallets))
+
+
+def _profile(r: Reader, raw: Any, path: FieldPath) -> IssuerProfile | None:
+    try:
+        return parse_profile(raw)
+    except InvalidRequest as error:
+        for problem in error.problems:
+            where = (*path, problem.param) if problem.param else path
+            r.report(where, f"invalid profile ({problem.code}): {problem.message}")
+        return None
+
+
+def read_behaviour_changes(r: Reader, raw: dict[str, Any],
+                           path: FieldPath) -> tuple[tuple[str, Any], ...]:
+    """``{latency: {...}, outcomes: {...}}`` → ``IssuerBehaviour`` attribute changes."""
+    changes: list[tuple[str, Any]] = []
+    for name, value in r.get(raw, path, "latency", {}).items():
+        latency = r.latency((*path, "latency", name), value)
+        if latency is not None:
+            changes.append((BEHAVIOUR_LATENCIES[name], latency))
+    for name, value in r.get(raw, path, "outcomes", {}).items():
+        changes.append((_OUTCOMES[name], float(value)))
+    return tuple(changes)
+
+
+def _issuer(r: Reader, key: str, raw: dict[str, Any], path: FieldPath) -> IssuerSpec:
+    profile_raw = r.get(raw, path, "profile")
+    profile = _profile(r, profile_raw, (*path, "profile")) if profile_raw is not None else None
+    assets = tuple(r.get(raw, path, "assets", ()))
+    if assets and "profile" not in raw:
+        r.report((*path, "assets"), "an issuer issues assets on the ledger of its profile; "
+                 "expected a profile beside assets")
+    behaviour = IssuerBehaviour()
+    behaviour_raw = r.get(raw, path, "behaviour")
+    if behaviour_raw is not None:
+        changes = read_behaviour_changes(r, behaviour_raw, (*path, "behaviour"))
+        try:
+            behaviour = evolve(behaviour, **dict(changes))
+        except ValueError as error:
+            r.report((*path, "behaviour", "outcomes"), f"expected outcome probabilities that "
+                     f"add up to 1 at most: {error}")
+    return IssuerSpec(key, r.get(raw, path, "name", key), r.site(path),
+                      Decimal(r.get(raw, path, "rtgs", "0.00")),
+                      r.get(raw, path, "currency", "GBP"), assets, profile, behaviour)
+
+
+def _agent(r: Reader, s: Symbols, world: WorldSpec, key: str, raw: dict[str, Any],
+           path: FieldPath) -> AgentSpec:
+    if s.kind(raw["member"]) != "member":
+        r.report((*path, "member"), f"{raw['member']!r} is not a member of this file; expected "
+                 "the name of a member, whose tenant admin mints the agent")
+    if world.environment == "production":
+        r.report(path, "agents exist only in the sandbox; expected world.environment: sandbox")
+    expires = r.get(raw, path, "expires_in")
+    capabilities = r.get(raw, path, "capabilities", {})
+    return AgentSpec(key, raw["member"], r.site(path), tuple(capabilities.items()),
+                     24 * 3_600_000 if expires is None
+                     else r.duration((*path, "expires_in"), expires),
+                     r.get(raw, path, "amount_cap_gbp"))
+
+
+def read_receiver(r: Reader, raw: dict[str, Any], path: FieldPath) -> ReceiverSpec:
+    spec = ReceiverSpec()
+    changes: dict[str, Any] = {}
+    for key, name in (("status", "status"), ("then", "then_status"), ("app", "app")):
+        if r.get(raw, path, key) is not None:
+            changes[name] = raw[key]
+    if r.get(raw, path, "until") is not None:
+        changes["until_ms"] = r.duration((*path, "until"), raw["until"])
+    if r.get(raw, path, "latency") is not None:
+        changes["latency"] = r.latency((*path, "latency"), raw["latency"])
+    changes.update(read_network(r, r.get(raw, path, "network", {}), (*path, "network")))
+    return evolve(spec, **changes)
+
+
+def read_network(r: Reader, raw: dict[str, Any], path: FieldPath) -> dict[str, Any]:
+    """``{loss, duplicate, reorder, reorder_delay, duplicate_delay}`` → ``ReceiverSpec`` fields."""
+    changes: dict[str, Any] = {}
+    for name in ("loss", "duplicate", "reorder"):
+        if r.get(raw, path, name) is not None:
+            changes[name] = float(raw[name])
+    for name in ("reorder_delay", "duplicate_delay"):
+        if r.get(raw, path, name) is not None:
+            changes[name] = r.latency((*path, name), raw[name])
+    return changes
+
+
+def _webhook(r: Reader, s: Symbols, key: str, raw: dict[str, Any],
+             path: FieldPath) -> WebhookSpec:
+    if s.kind(raw["participant"]) not in ("member", "issuer"):
+        r.report((*path, "participant"), f"{raw['participant']!r} is not a participant of this "
+                 "file; expected the name of a member or an issuer")
+    receiver = read_receiver(r, r.get(raw, path, "receiver", {}), (*path, "receiver"))
+    return WebhookSpec(key, raw["participant"], r.site(path), r.get(raw, path, "url", ""),
+                       tuple(r.get(raw, path, "events", ())), r.get(raw, path, "description"),
+                       receiver)
+
+
+def _unique_names(r: Reader, parties: tuple[MemberSpec | IssuerSpec, ...]) -> None:
+    seen: dict[str, MemberSpec | IssuerSpec] = {}
+    for party in parties:
+        first = seen.setdefault(party.name, party)
+        if first is not party:
+            r.report(tuple(party.site.field.split(".")), f"participantName {party.name!r} is "
+                     f"also {first.key}'s (line {first.site.line}); expected each participant "
+                     "to have its own name")
+
+
+def read_world(r: Reader, s: Symbols) -> WorldPart:
+    world = _settings(r)
+    members = tuple(_member(r, s, k, raw, p) for k, raw, p in _entries(r, "members"))
+    issuers = tuple(_issuer(r, k, raw, p) for k, raw, p in _entries(r, "issuers"))
+    _unique_names(r, (*issuers, *members))
+    agents = tuple(_agent(r, s, world, k, raw, p) for k, raw, p in _entries(r, "agents"))
+    webhooks = tuple(_webhook(r, s, k, raw, p) for k, raw, p in _entries(r, "webhooks"))
+    return WorldPart(world, members, issuers, agents, webhooks)

@@ -1,0 +1,55 @@
+"""What a scenario run answers: one result per expectation, and the run as a whole.
+
+Public names: ``CheckResult``, ``ScenarioResult``.
+
+A ``CheckResult`` says which expectation (line, column, field path, step), what was expected
+and what was found. A step that could not be carried out (a ``wait_until`` whose deadline
+passed, a ``save`` whose field is absent, an ``advance`` into the past) is a failed result
+too, flagged ``stopped``: the run ends there, since later steps build on it. The
+``ScenarioResult`` carries the seed and the log's digest, so a failure can be replayed and a
+pass compared run against run.
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+__all__ = ["CheckResult", "ScenarioResult"]
+
+
+@frozen
+class CheckResult:
+    step: int  # the step's index in the file
+    line: int
+    column: int
+    field: str  # e.g. steps[3].expect.status
+    passed: bool
+    expected: str
+    actual: str
+    stopped: bool = False  # the step itself failed; no later step ran
+
+    def render(self, path: str) -> str:
+        """``path:line:col: field: expected X, got Y`` for a failure; ``… ok`` for a pass."""
+        where = f"{path}:{self.line}:{self.column}: {self.field}"
+        if self.passed:
+            return f"{where}: ok ({self.expected})"
+        return f"{where}: expected {self.expected}, got {self.actual}"
+
+
+@frozen
+class ScenarioResult:
+    path: str
+    name: str
+    seed: int
+    results: tuple[CheckResult, ...]
+    virtual_ms: int  # virtual time at the end of the run
+    digest: str  # the event log's sha256: same scenario + seed ⇒ same digest
+    records: int  # how many log records the run wrote
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    @property
+    def failures(self) -> tuple[CheckResult, ...]:
+        return tuple(r for r in self.results if not r.passed)

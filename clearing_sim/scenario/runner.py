@@ -1,0 +1,249 @@
+"""Running a scenario: build its world, carry out its steps in order, check its expectations.
+
+Public names: ``run_scenario``.
+
+Every step runs at the world's current virtual time. A ``call`` goes through
+``ServiceAPI.handle`` like any door; ``arm`` is ``POST /api/v1/conformance/run`` as a tenant
+admin (expecting 200 unless the step says otherwise); ``advance`` moves the clock by a
+duration or to a time; ``wait_until`` moves it event by event (or by ``poll``) until the
+condition holds, failing at the deadline; ``operator: resolve`` is the operator's fix
+(``World.resolve``) and ``issuer_behaviour`` replaces fields of an issuer's behaviour. Then the
+step's saves are taken and its expectations checked, each one result.
+
+A failed expectation does not stop the run (every failure is worth seeing); a step that could
+not be carried out does: its result is flagged ``stopped`` and no later step runs. Receiver
+outages, network faults and forged issuer webhooks are not run by this version: such a step
+stops the run saying so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import evolve
+
+from clearing_sim.domain.errors import DomainError
+from clearing_sim.scenario.checks import Verdict, check
+from clearing_sim.scenario.expectations import (
+    Fact,
+    Matcher,
+    ResourceState,
+    ResponseStatus,
+    Site,
+    TransactionState,
+)
+from clearing_sim.scenario.fieldpath import MISSING, lookup, parse_field_path
+from clearing_sim.scenario.matchers import matches, render
+from clearing_sim.scenario.model import (
+    Advance,
+    Arm,
+    Call,
+    Resolve,
+    Scenario,
+    SetIssuerBehaviour,
+    Step,
+    WaitUntil,
+)
+from clearing_sim.scenario.results import CheckResult, ScenarioResult
+from clearing_sim.scenario.stage import SetupFailed, Stage, StepFailed
+from clearing_sim.service.messages import Response, encode_json
+from clearing_sim.service.wire import transaction_full
+
+__all__ = ["run_scenario"]
+
+_ACTION_KEYS = {Call: "call", Arm: "arm", Advance: "advance", WaitUntil: "wait_until",
+                Resolve: "operator", SetIssuerBehaviour: "operator"}
+_ARMED = Matcher((("equals", 200),))
+
+
+def _ms(ms: int) -> str:
+    return f"{ms} ms"
+
+
+# actions ---------------------------------------------------------------------------------
+def _call(stage: Stage, call: Call) -> Response:
+    target = stage.fill(call.path)
+    headers = {name: str(stage.fill(value)) for name, value in call.headers}
+    token = stage.token(call.as_, call.credential)
+    if call.raw is not None:
+        return stage.request(call.method, str(target), token,
+                             body=str(stage.fill(call.raw)).encode(), headers=headers)
+    body: Any = stage.fill(call.body) if call.has_body else None
+    agent = stage.agents.get(call.as_ or "")
+    if agent is not None and call.method in ("POST", "PUT", "PATCH"):
+        body = dict(body) if isinstance(body, dict) else {} if body is None else body
+        if isinstance(body, dict):
+            body.setdefault("agent", {"agentId": agent["id"], "mandateProof": agent["proof"]})
+    raw = encode_json(body) if call.has_body or body is not None else None
+    return stage.request(call.method, str(target), token, body=raw, headers=headers)
+
+
+def _arm(stage: Stage, arm: Arm) -> Response:
+    tx_id = str(stage.fill(arm.transaction))
+    as_ = arm.as_
+    if as_ is None:
+        tx = stage.world.transactions.get(tx_id)
+        as_ = stage.key_of(tx.initiator_id) if tx is not None else None
+        if as_ is None:
+            raise StepFailed(f"arm: no transaction {tx_id} to find an initiator for; "
+                             "name the tenant admin with as:")
+    return stage.request("POST", "/api/v1/conformance/run", stage.session(as_),
+                         json_body={"scenario": arm.scenario, "transactionId": tx_id})
+
+
+def _advance(stage: Stage, advance: Advance) -> None:
+    if advance.by_ms is not None:
+        stage.world.advance(advance.by_ms)
+        return
+    point = advance.to
+    assert point is not None
+    target = point.at_ms
+    if point.fact is not None:
+        at = stage.fact_ms(point.fact)
+        if at is None:
+            raise StepFailed("advance to: the fact has not happened yet; wait_until it first")
+        target = at + point.offset_ms
+    assert target is not None
+    if target < stage.world.now_ms:
+        raise StepFailed(f"advance to {_ms(target)}: the clock is already at "
+                         f"{_ms(stage.world.now_ms)}, and virtual time never moves backwards")
+    stage.world.run_until(target)
+
+
+def _holds(stage: Stage, condition: TransactionState | ResourceState | Fact) -> Verdict:
+    if isinstance(condition, Fact):
+        at = stage.fact_ms(condition)
+        return Verdict(at is not None, "the fact", "it has not happened" if at is None
+                       else f"it happened at {_ms(at)}")
+    if isinstance(condition, ResourceState):
+        return check(stage, condition, None)
+    # Read silently (no api.request record per event): the same fields a GET would answer.
+    tx = stage.world.transactions.get(str(stage.fill(condition.id)))
+    if tx is None:
+        return Verdict(False, "the transaction", "no such transaction")
+    data = transaction_full(tx, stage.world.epoch_ms)
+    failed = [(path, lookup(data, parse_field_path(path))) for path, m in condition.fields
+              if not matches(m, lookup(data, parse_field_path(path)))]
+    return Verdict(not failed, "fields", ", ".join(f"{p}={render(v)}" for p, v in failed))
+
+
+def _wait(stage: Stage, wait: WaitUntil) -> None:
+    world = stage.world
+    deadline = world.now_ms + wait.timeout_ms
+    verdict = _holds(stage, wait.condition)
+    while not verdict.passed:
+        if world.now_ms >= deadline:
+            raise StepFailed(f"wait_until: the condition did not hold within "
+                             f"{_ms(wait.timeout_ms)} (deadline {world.iso(deadline)}); "
+                             f"last seen: {verdict.actual}")
+        following = (world.now_ms + wait.poll_ms if wait.poll_ms is not None
+                     else world.env.peek())
+        world.run_until(int(min(following, deadline)))
+        verdict = _holds(stage, wait.condition)
+
+
+def _operator(stage: Stage, action: Resolve | SetIssuerBehaviour) -> None:
+    if isinstance(action, Resolve):
+        tx_id = str(stage.fill(action.transaction))
+        if stage.world.transactions.get(tx_id) is None:
+            raise StepFailed(f"resolve: no transaction {tx_id}")
+        try:
+            stage.world.resolve(tx_id)
+        except DomainError as error:
+            raise StepFailed(f"resolve: {error}") from None
+        return
+    gateway = stage.world.issuers.get(stage.parties[action.issuer].id)
+    if gateway is None:
+        raise StepFailed(f"issuer_behaviour: {action.issuer} has no gateway until its "
+                         "profile is saved")
+    gateway.behaviour = evolve(gateway.behaviour, **dict(action.changes))
+
+
+def _act(stage: Stage, step: Step) -> Response | None:
+    action = step.action
+    if isinstance(action, Call):
+        return _call(stage, action)
+    if isinstance(action, Arm):
+        return _arm(stage, action)
+    if isinstance(action, Advance):
+        _advance(stage, action)
+    elif isinstance(action, WaitUntil):
+        _wait(stage, action)
+    elif isinstance(action, Resolve | SetIssuerBehaviour):
+        _operator(stage, action)
+    elif action is not None:
+        raise StepFailed(f"{type(action).__name__} faults are not run by this version of the "
+                         "runner yet")
+    return None
+
+
+# one step --------------------------------------------------------------------------------
+def _save(stage: Stage, step: Step, response: Response) -> None:
+    body = response.json() if response.body else None
+    for save in step.saves:
+        if save.header is not None:
+            value: Any = response.header(save.header)
+            value = MISSING if value is None else value
+        else:
+            assert save.path is not None
+            value = lookup(body, parse_field_path(save.path))
+        if value is MISSING:
+            raise StepFailed(f"save {save.name}: the response (status {response.status}) has "
+                             f"no {save.header or save.path}")
+        stage.saved[save.name] = value
+
+
+def _result(step: Step, site: Site, verdict: Verdict) -> CheckResult:
+    return CheckResult(step.index, site.line, site.column, site.field, verdict.passed,
+                       verdict.expected, verdict.actual)
+
+
+def _run_step(stage: Stage, step: Step, results: list[CheckResult]) -> None:
+    if step.name is not None:
+        stage.step_ms.setdefault(step.name, stage.world.now_ms)
+    response = _act(stage, step)
+    expectations = list(step.expectations)
+    if isinstance(step.action, Arm) and not any(isinstance(e, ResponseStatus)
+                                                for e in expectations):
+        expectations.insert(0, ResponseStatus(_action_site(step), _ARMED))
+    failure: StepFailed | None = None
+    if response is not None:
+        try:
+            _save(stage, step, response)
+        except StepFailed as error:
+            failure = error
+    for expectation in expectations:
+        if failure is not None and not isinstance(expectation, ResponseStatus):
+            continue  # what depends on the missing save cannot be checked
+        results.append(_result(step, expectation.site, check(stage, expectation, response)))
+    if failure is not None:
+        raise failure
+
+
+def _action_site(step: Step) -> Site:
+    key = _ACTION_KEYS.get(type(step.action), "fault") if step.action is not None else "expect"
+    return Site(step.site.line, step.site.column, f"{step.site.field}.{key}")
+
+
+def run_scenario(scenario: Scenario, seed: int | None = None) -> ScenarioResult:
+    """Run ``scenario`` on a fresh world (``seed`` replaces the file's) and check it."""
+    used = scenario.world.seed if seed is None else seed
+    stage = Stage(scenario, used)
+    results: list[CheckResult] = []
+    try:
+        stage.open()
+        for step in scenario.steps:
+            try:
+                _run_step(stage, step, results)
+            except StepFailed as error:
+                site = _action_site(step)
+                results.append(CheckResult(step.index, site.line, site.column, site.field,
+                                           False, "the step to complete", str(error),
+                                           stopped=True))
+                break
+    except SetupFailed as error:
+        results.append(CheckResult(-1, error.site.line, error.site.column, error.site.field,
+                                   False, "the world to be built", str(error), stopped=True))
+    log = stage.world.log
+    return ScenarioResult(scenario.path, scenario.name, used, tuple(results),
+                          stage.world.now_ms, log.digest(), len(log))

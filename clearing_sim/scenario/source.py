@@ -1,0 +1,191 @@
+"""YAML text → plain JSON-like data, keeping the line and column of every node.
+
+Public names: ``Document``, ``FieldPath``, ``field_path``, ``iter_paths``, ``parse_yaml``.
+
+PyYAML composes the text into nodes that carry their start marks; this module walks the nodes
+itself (instead of ``yaml.safe_load``) so each value and each mapping key keeps its position,
+keyed by its field path (a tuple of keys and list indices). It also reports what a plain
+``safe_load`` hides: a duplicate key (PyYAML keeps the last one silently), a key that is not
+a plain string, and values JSON cannot hold (binary, sets). Unquoted timestamps stay text:
+the schema, not YAML 1.1's implicit typing, decides what a field means. Merge keys (``<<``)
+work as in YAML 1.1; merged values keep the position of the anchor they come from.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+from attrs import frozen
+from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from clearing_sim.scenario.errors import Location, Problem, ScenarioInvalid
+
+__all__ = ["Document", "FieldPath", "field_path", "iter_paths", "parse_yaml"]
+
+FieldPath = tuple[str | int, ...]
+
+_STR = "tag:yaml.org,2002:str"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+_SCALAR_TAGS = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
+                "tag:yaml.org,2002:float", _STR)
+
+
+def field_path(path: FieldPath) -> str:
+    """``("steps", 3, "expect", "status")`` → ``steps[3].expect.status``."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+def _location(node: Node) -> Location:
+    return Location(node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+@frozen
+class Document:
+    """A parsed file: its data and the position of every value and key, by field path."""
+
+    path: str
+    data: Any
+    values: dict[FieldPath, Location]
+    keys: dict[FieldPath, Location]
+
+    def locate(self, path: FieldPath, *, key: bool = False) -> Location:
+        """Where ``path`` is (its key when ``key``); else where its nearest ancestor is."""
+        if key and path in self.keys:
+            return self.keys[path]
+        for end in range(len(path), -1, -1):
+            found = self.values.get(path[:end])
+            if found is not None:
+                return found
+        return Location(1, 1)
+
+    def problem_at(self, path: FieldPath, message: str, *, key: bool = False) -> Problem:
+        return Problem(self.path, self.locate(path, key=key), field_path(path), message)
+
+
+class _Walker:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.values: dict[FieldPath, Location] = {}
+        self.keys: dict[FieldPath, Location] = {}
+        self.problems: list[Problem] = []
+        self._constructor = SafeConstructor()
+
+    def report(self, node: Node, path: FieldPath, message: str) -> None:
+        self.problems.append(Problem(self.path, _location(node), field_path(path), message))
+
+    def walk(self, node: Node, path: FieldPath) -> Any:
+        self.values.setdefault(path, _location(node))
+        if isinstance(node, MappingNode | SequenceNode) and node.tag not in _COLLECTION_TAGS:
+            self.report(node, path, f"YAML tag {node.tag} is not allowed here; expected a plain "
+                        "mapping or list")
+            return None
+        if isinstance(node, MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, SequenceNode):
+            return [self.walk(item, (*path, i)) for i, item in enumerate(node.value)]
+        assert isinstance(node, ScalarNode)
+        return self._scalar(node, path)
+
+    def _scalar(self, node: ScalarNode, path: FieldPath) -> Any:
+        if node.tag == _TIMESTAMP:
+            return node.value
+        if node.tag not in _SCALAR_TAGS:
+            self.report(node, path, f"YAML tag {node.tag} is not allowed here; "
+                        "expected plain JSON values (strings, numbers, booleans, null)")
+            return None
+        value = self._constructor.construct_object(node, deep=True)
+        if isinstance(value, float) and not math.isfinite(value):
+            self.report(node, path, f"expected a finite number, got {node.value}")
+            return None
+        return value
+
+    def _mapping(self, node: MappingNode, path: FieldPath) -> dict[str, Any]:
+        try:
+            self._constructor.flatten_mapping(node)  # resolves << merge keys in place
+        except ConstructorError as error:
+            mark = error.problem_mark
+            where = Location(mark.line + 1, mark.column + 1) if mark else _location(node)
+            self.problems.append(Problem(self.path, where, field_path(path),
+                                         str(error.problem)))
+            return {}
+        result: dict[str, Any] = {}
+        first: dict[str, Location] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:null":
+                self.report(key_node, path, "a mapping key must be a plain string")
+                continue
+            key = key_node.value
+            here = _location(key_node)
+            if key in first:
+                self.report(key_node, (*path, key),
+                            f"duplicate key {key!r} (first at line {first[key].line}); "
+                            "expected each key once")
+                continue
+            first[key] = here
+            self.keys[(*path, key)] = here
+            result[key] = self.walk(value_node, (*path, key))
+        return result
+
+
+def _syntax_problem(path: str, error: yaml.YAMLError) -> Problem:
+    if isinstance(error, yaml.MarkedYAMLError):
+        mark = error.problem_mark or error.context_mark
+        where = Location(mark.line + 1, mark.column + 1) if mark else Location(1, 1)
+        parts = [p for p in (error.context, error.problem) if p]
+        return Problem(path, where, "", "YAML syntax: " + ", ".join(parts))
+    return Problem(path, Location(1, 1), "", f"YAML syntax: {error}")
+
+
+def _compose(text: str) -> Node | None:
+    loader = yaml.SafeLoader(text)
+    try:
+        node: Node | None = loader.get_single_node()
+        return node
+    finally:
+        loader.dispose()
+
+
+def parse_yaml(text: str, path: str) -> Document:
+    """Parse one YAML document; ``ScenarioInvalid`` with every problem found on the way."""
+    try:
+        node = _compose(text)
+    except yaml.YAMLError as error:
+        raise ScenarioInvalid(path, [_syntax_problem(path, error)]) from None
+    except RecursionError:
+        raise ScenarioInvalid(path, [Problem(path, Location(1, 1), "", "the YAML is nested "
+                                             "too deeply to read")]) from None
+    if node is None:
+        raise ScenarioInvalid(path, [Problem(path, Location(1, 1), "",
+                                             "the file is empty; expected a mapping with "
+                                             "scenario and steps")])
+    walker = _Walker(path)
+    try:
+        data = walker.walk(node, ())
+    except RecursionError:
+        raise ScenarioInvalid(path, [Problem(path, Location(1, 1), "", "the YAML is nested "
+                                             "too deeply to read")]) from None
+    if walker.problems:
+        raise ScenarioInvalid(path, walker.problems)
+    return Document(path, data, walker.values, walker.keys)
+
+
+def iter_paths(data: Any, path: FieldPath = ()) -> Iterator[tuple[FieldPath, Any]]:
+    """Every (path, value) in ``data``, depth first, parents before children."""
+    yield path, data
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from iter_paths(value, (*path, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from iter_paths(value, (*path, i))

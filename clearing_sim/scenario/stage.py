@@ -1,0 +1,185 @@
+"""The stage a scenario runs on: its world, the API, credentials, and what steps have saved.
+
+Public names: ``SetupFailed``, ``Stage``, ``StepFailed``.
+
+``Stage(scenario, seed)`` builds a fresh ``World`` from the file: issuers first (their assets
+exist before members' wallets are funded), then members, in file order; then a
+``ServiceAPI`` and one sandbox API key per participant. ``open()`` mints the agents and
+creates the webhook subscriptions through the API itself, as their participant would, so the
+log tells the whole story. Tenant-admin sessions are issued when first needed and again when they
+expire on virtual time. ``resolve`` answers ``${…}`` references; ``fact_ms`` finds a fact's
+virtual time in the log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clearing_sim.domain.money import Asset
+from clearing_sim.scenario.expectations import Fact, Site
+from clearing_sim.scenario.fieldpath import MISSING, lookup
+from clearing_sim.scenario.model import AgentSpec, Scenario, WebhookSpec
+from clearing_sim.scenario.templates import NOW, Reference, substitute
+from clearing_sim.service.api import ServiceAPI
+from clearing_sim.service.auth import SESSION_TTL_S
+from clearing_sim.service.messages import Request, Response
+from clearing_sim.sim.participants import Participant
+from clearing_sim.sim.world import Environment, World, WorldConfig
+
+__all__ = ["SetupFailed", "Stage", "StepFailed"]
+
+
+class StepFailed(Exception):
+    """A step that could not be carried out; the message says what and why."""
+
+
+class SetupFailed(StepFailed):
+    """The world the file describes could not be built; ``site`` is the definition at fault."""
+
+    def __init__(self, site: Site, message: str) -> None:
+        super().__init__(message)
+        self.site = site
+
+
+class Stage:
+    def __init__(self, scenario: Scenario, seed: int) -> None:
+        spec = scenario.world
+        self.scenario = scenario
+        self.world = World(WorldConfig(seed=seed, epoch=spec.epoch,
+                                       environment=Environment(spec.environment)))
+        for host, addresses in spec.dns:
+            self.world.dns.set(host, addresses)
+        self.parties: dict[str, Participant] = {}
+        self.assets: dict[str, Asset] = {}
+        for issuer in scenario.issuers:
+            party = self.world.add_issuer(issuer.name, issuer.profile, issuer.assets,
+                                          issuer.rtgs_gbp, issuer.behaviour, issuer.currency)
+            self.parties[issuer.key] = party
+            self.assets.update((asset.code, asset) for asset in party.assets)
+        for member in scenario.members:
+            wallets = {self.assets[code]: amount for code, amount in member.wallets}
+            self.parties[member.key] = self.world.add_member(member.name, member.rtgs_gbp,
+                                                             wallets)
+        self.api = ServiceAPI(self.world)
+        self.keys = {key: self.api.credentials.issue_api_key(party.id)[1]
+                     for key, party in self.parties.items()}
+        self._sessions: dict[str, tuple[str, int]] = {}
+        self.saved: dict[str, Any] = {}
+        self.step_ms: dict[str, int] = {}  # step name → virtual ms it started
+        self.agents: dict[str, dict[str, str]] = {}
+        self.webhooks: dict[str, dict[str, str]] = {}
+        self.fiat_total = self.world.rtgs.total()
+
+    def open(self) -> None:
+        """Mint the agents and create the subscriptions, through the API; ``SetupFailed`` if
+        the API refuses one (the file is valid, but the service says no: say where)."""
+        for agent in self.scenario.agents:
+            self.agents[agent.key] = self._mint(agent)
+        for hook in self.scenario.webhooks:
+            self.webhooks[hook.key] = self._subscribe(hook)
+
+    # credentials --------------------------------------------------------------------------
+    def session(self, key: str) -> str:
+        """A valid tenant-admin JWT for participant ``key`` at the current virtual time."""
+        now_s = (self.world.epoch_ms + self.world.now_ms) // 1000
+        held = self._sessions.get(key)
+        if held is None or now_s >= held[1]:
+            token = self.api.credentials.issue_session(self.parties[key].id)
+            held = self._sessions[key] = (token, now_s + SESSION_TTL_S)
+        return held[0]
+
+    def token(self, as_: str | None, credential: str | None) -> str | None:
+        """The bearer credential of ``as_`` (an agent uses its member's API key)."""
+        if as_ is None:
+            return None
+        if as_ in self.agents:
+            return self.keys[self.agents[as_]["member"]]
+        return self.session(as_) if credential == "admin" else self.keys[as_]
+
+    def key_of(self, participant_id: str) -> str | None:
+        """The symbolic name of a participant id."""
+        return next((k for k, p in self.parties.items() if p.id == participant_id), None)
+
+    def request(self, method: str, target: str, token: str | None, *, json_body: Any = None,
+                body: bytes | None = None, headers: dict[str, str] | None = None) -> Response:
+        return self.api.handle(Request.build(method, target, token=token, json_body=json_body,
+                                             body=body, headers=headers))
+
+    def _mint(self, agent: AgentSpec) -> dict[str, str]:
+        body: dict[str, Any] = {"capabilities": dict(agent.capabilities),
+                                "expiresAt": self.world.iso(self.world.now_ms
+                                                            + agent.expires_in_ms)}
+        if agent.amount_cap_gbp is not None:
+            body["amountCapGbp"] = agent.amount_cap_gbp
+        response = self.request("POST", "/api/v1/sandbox/agents", self.session(agent.member),
+                                json_body=body)
+        data = self._created(response, agent.site, f"agent {agent.key}")
+        return {"id": data["agentId"], "proof": data["mandateProof"], "member": agent.member}
+
+    def _subscribe(self, hook: WebhookSpec) -> dict[str, str]:
+        body: dict[str, Any] = {"url": hook.url, "events": list(hook.events)}
+        if hook.description is not None:
+            body["description"] = hook.description
+        response = self.request("POST", "/api/v1/webhooks", self.keys[hook.participant],
+                                json_body=body)
+        data = self._created(response, hook.site, f"webhook {hook.key}")
+        return {"id": data["id"], "secret": data["signingSecret"], "url": data["url"]}
+
+    @staticmethod
+    def _created(response: Response, site: Site, what: str) -> dict[str, Any]:
+        if response.status != 201:
+            errors = response.json().get("errors", []) if response.body else []
+            detail = "; ".join(f"{e['code']}: {e['message']}" for e in errors)
+            raise SetupFailed(site, f"the API refused to create {what}: "
+                                    f"{response.status} {detail}")
+        data: dict[str, Any] = response.json()["data"]
+        return data
+
+    # references -----------------------------------------------------------------------------
+    def resolve(self, ref: Reference) -> Any:
+        """The value of one ``${…}`` now."""
+        if ref.root == NOW:
+            return self.world.iso(self.world.now_ms + ref.offset_ms)
+        if ref.root in self.saved:
+            value = lookup(self.saved[ref.root], ref.path)
+            if value is MISSING:
+                raise StepFailed(f"${{{ref.text}}}: the value saved as {ref.root} has no "
+                                 "such field")
+            return value
+        attribute = str(ref.path[0]) if ref.path else None
+        if ref.root in self.assets:
+            asset = self.assets[ref.root]
+            wire = {"code": asset.code, "issuer": asset.issuer}
+            return wire if attribute is None else wire[attribute]
+        if ref.root in self.agents:
+            return self.agents[ref.root][str(attribute)]
+        if ref.root in self.webhooks:
+            return self.webhooks[ref.root][str(attribute)]
+        if ref.root in self.parties:
+            party = self.parties[ref.root]
+            return {"id": party.id, "name": party.name,
+                    "account": party.issuing_account}[str(attribute)]
+        raise StepFailed(f"${{{ref.text}}} is not defined at this point of the run")
+
+    def fill(self, value: Any) -> Any:
+        """``value`` with every ``${…}`` resolved."""
+        return substitute(value, self.resolve)
+
+    # facts ----------------------------------------------------------------------------------
+    def fact_ms(self, fact: Fact) -> int | None:
+        """The virtual time of ``fact``, or ``None`` if it has not happened (yet)."""
+        if fact.step is not None:
+            return self.step_ms.get(fact.step)
+        if fact.attempt is not None:
+            raise StepFailed("webhook attempt facts are not supported by this runner yet")
+        match: dict[str, Any] = {str(k): self.fill(v) for k, v in fact.where}
+        if fact.transaction is not None:
+            match["transactionId"] = self.fill(fact.transaction)
+        if fact.event is not None:
+            match["event"] = fact.event
+        kind = "transaction.state" if fact.event is not None else fact.record
+        found = self.world.log.select(kind, **match)
+        index = fact.nth - 1 if fact.nth > 0 else fact.nth
+        if not -len(found) <= index < len(found):
+            return None
+        return found[index].at_ms
