@@ -245,23 +245,24 @@ class World:
     # commands -----------------------------------------------------------------------------
     def check_initiation(self, initiator_id: str, request: InitiateRequest) -> Money:
         """Validate an initiation without acting on it; the source amount it would debit."""
+        return self._checked(initiator_id, request)[3]
+
+    def _checked(self, initiator_id: str,
+                 request: InitiateRequest) -> tuple[Participant, Asset, Asset, Money]:
         member = self.participants[initiator_id]
         if member.kind is not ParticipantKind.CLEARING_MEMBER:
             raise InvalidRequest.one(None, "not_a_clearing_member",
                                      "only clearing members start redemptions and swaps")
         source_asset = self._resolve_asset("source.asset", request.source.asset)
         target_asset = self._resolve_asset("target.asset", request.target.asset)
-        return check_initiation(request, source_asset, target_asset)[0]
+        source = check_initiation(request, source_asset, target_asset)[0]
+        return member, source_asset, target_asset, source
 
     def initiate(self, initiator_id: str, request: InitiateRequest,
                  command_id: CommandId | None = None,
                  agent_id: str | None = None) -> Transaction:
         """Validate and open a transaction in ``received``; its saga starts at once."""
-        self.check_initiation(initiator_id, request)
-        member = self.participants[initiator_id]
-        source_asset = self._resolve_asset("source.asset", request.source.asset)
-        target_asset = self._resolve_asset("target.asset", request.target.asset)
-        source, _ = check_initiation(request, source_asset, target_asset)
+        member, source_asset, target_asset, source = self._checked(initiator_id, request)
         burn_issuer = self.participants.issuer_of(source_asset)
         assert burn_issuer is not None
         legs = [self._terms("burn", burn_issuer)]
