@@ -1,22 +1,74 @@
 """The command line: a click group; each command decodes, calls one function, prints.
 
 Public names: ``main``.
+
+Commands that pull in heavy packages (the HTTP shim, the analysts' sweeps) live beside their
+door and are imported only when invoked: ``LAZY_COMMANDS`` maps a command name to
+``module:attribute`` of a ``click.Command``.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import json
 import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 import click
 
 from clearing_sim.demo import run_demo
-from clearing_sim.scenario.loader import validate_paths
+from clearing_sim.scenario.errors import ScenarioError
+from clearing_sim.scenario.loader import collect, load_scenario, validate_paths
+from clearing_sim.scenario.model import Scenario
+from clearing_sim.scenario.reports import (
+    Outcome,
+    combined_digest,
+    failure_lines,
+    junit_xml,
+    to_json,
+)
+from clearing_sim.scenario.results import duration_text
+from clearing_sim.scenario.runner import play
+from clearing_sim.scenario.stage import Stage
+from clearing_sim.timeline import render_story, transaction_story
 
 __all__ = ["main"]
 
 
-@click.group()
+#: name -> "module:attribute" of a click command, imported on first use.
+LAZY_COMMANDS: dict[str, str] = {
+    "serve": "clearing_sim.http.cli:serve",
+}
+
+
+def _present(target: str) -> bool:
+    """Whether the module behind a lazy command is part of this installation."""
+    module = target.partition(":")[0]
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError as missing:  # its package is not there at all
+        return missing.name is None or not module.startswith(missing.name)
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        lazy = [name for name, target in LAZY_COMMANDS.items() if _present(target)]
+        return sorted([*super().list_commands(ctx), *lazy])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS and _present(LAZY_COMMANDS[cmd_name]):
+            module, _, attribute = LAZY_COMMANDS[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), attribute)
+            assert isinstance(command, click.Command), LAZY_COMMANDS[cmd_name]
+            return command
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup)
 @click.version_option(package_name="clearing-sim")
 def main() -> None:
     """clearing-sim: a deterministic simulator of a stablecoin clearing service."""
@@ -71,3 +123,155 @@ def validate(paths: tuple[str, ...]) -> None:
             click.echo(click.style(line, fg="green" if check.ok else "red") if colour else line)
     if not all(check.ok for check in checks):
         click.get_current_context().exit(2)
+
+
+# run -----------------------------------------------------------------------------------------
+def _load_all(paths: Sequence[str]) -> tuple[list[Scenario], list[ScenarioError]]:
+    scenarios: list[Scenario] = []
+    errors: list[ScenarioError] = []
+    for found in collect(paths):
+        if isinstance(found, ScenarioError):
+            errors.append(found)
+            continue
+        try:
+            scenarios.append(load_scenario(found))
+        except ScenarioError as error:
+            errors.append(error)
+    return scenarios, errors
+
+
+def _log_target(base: Path, scenario: Scenario, several: bool) -> Path:
+    return base.with_name(f"{base.stem}.{Path(scenario.path).stem}{base.suffix}") if several \
+        else base
+
+
+def _styled(text: str, colour: bool, **style: str) -> str:
+    return click.style(text, **style) if colour else text  # type: ignore[arg-type]
+
+
+def _echo_outcome(outcome: Outcome, colour: bool) -> None:
+    r = outcome.result
+    mark = _styled("PASS", colour, fg="green") if r.passed else \
+        _styled("FAIL", colour, fg="red", bold="true")
+    click.echo(f"{mark}  {r.name}  ({r.path})  virtual {duration_text(r.virtual_ms)}, "
+               f"wall {outcome.wall_s * 1000:.0f} ms, seed {r.seed}, digest {r.digest[:16]}")
+    for line in failure_lines(r):
+        click.echo(f"      {_styled(line, colour, fg='red') if 'expected' in line else line}")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--seed", type=int, help="Replace every file's world.seed with this seed.")
+@click.option("-k", "keyword", metavar="TEXT",
+              help="Run only scenarios whose name or path contains TEXT.")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
+              help="Write JUnit XML: a testsuite per scenario, a testcase per expectation.")
+@click.option("--log", "log_file", type=click.Path(dir_okay=False, writable=True),
+              metavar="FILE.jsonl", help="Write the event log as canonical JSON lines (with "
+              "several scenarios: FILE.<scenario>.jsonl each).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON document instead of text.")
+def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
+        junit_file: str | None, log_file: str | None, as_json: bool) -> None:
+    """Run scenario files and check their expectations, on virtual time.
+
+    PATH is a scenario file or a folder (every *.yaml and *.yml inside, sorted). Prints one
+    line per scenario (PASS/FAIL, name, virtual time covered, wall time, seed, digest) and,
+    for a failure, each failed expectation as FILE:LINE:COL: FIELD: expected X, got Y, with
+    the command that replays it. The last line sums up, with a digest of the whole run: the
+    same files and seeds give the same digests in any process.
+
+    \b
+    Exit codes, the first that applies:
+      2  bad input: a file or folder that is missing, unreadable or invalid (nothing runs),
+         or a bad option
+      1  an expectation failed, or a step could not be carried out
+      0  every expectation of every scenario held
+
+    \b
+    Examples:
+      clearing-sim run scenarios/
+      clearing-sim run scenarios/silence-parks-exactly-at-sla.yaml --seed 8
+      clearing-sim run scenarios/ -k webhook --junit reports/junit.xml --log run.jsonl
+    """
+    scenarios, errors = _load_all(paths)
+    colour = sys.stdout.isatty() and not as_json
+    if errors:
+        for error in errors:
+            for line in error.lines():
+                click.echo(_styled(line, colour, fg="red"), err=True)
+        click.echo(f"{len(errors)} file(s) with problems; nothing was run", err=True)
+        raise SystemExit(2)
+    if keyword is not None:
+        scenarios = [s for s in scenarios if keyword in s.name or keyword in s.path]
+    outcomes = []
+    for scenario in scenarios:
+        started = time.perf_counter()
+        result, stage = play(scenario, seed)
+        outcome = Outcome(result, time.perf_counter() - started)
+        outcomes.append(outcome)
+        if log_file is not None:
+            _write_log(stage, _log_target(Path(log_file), scenario, len(scenarios) > 1))
+        if not as_json:
+            _echo_outcome(outcome, colour)
+    if junit_file is not None:
+        Path(junit_file).write_bytes(junit_xml(outcomes))
+    results = [o.result for o in outcomes]
+    failed = sum(not r.passed for r in results)
+    if as_json:
+        click.echo(json.dumps(to_json(outcomes), indent=2))
+    else:
+        wall = sum(o.wall_s for o in outcomes)
+        summary = (f"{len(results)} scenario(s): {len(results) - failed} passed, {failed} failed;"
+                   f" wall {wall:.2f} s; digest {combined_digest(results)}")
+        click.echo(_styled(summary, colour, fg="red" if failed else "green"))
+    raise SystemExit(1 if failed else 0)
+
+
+def _write_log(stage: Stage, target: Path) -> None:
+    with target.open("w", encoding="utf-8") as out:
+        stage.world.log.write_jsonl(out)
+
+
+# timeline ------------------------------------------------------------------------------------
+@main.command()
+@click.argument("path", metavar="FILE")
+@click.option("--transaction", "name", required=True, metavar="NAME",
+              help="A name the scenario saves (tx) or a transaction id.")
+@click.option("--seed", type=int, help="Replace the file's world.seed with this seed.")
+@click.option("--polls", is_flag=True, help="Also show every status poll of the issuer.")
+def timeline(path: str, name: str, seed: int | None, polls: bool) -> None:
+    """Run a scenario and print one transaction's story in virtual time.
+
+    Saga steps, issuer instructions and their statuses, ledger and RTGS actions, and every
+    webhook event with each delivery attempt and its outcome, one line each: time since
+    initiation, ISO time, lane, what happened. Exit 2 for a bad file or an unknown NAME.
+
+    \b
+    Example:
+      clearing-sim timeline scenarios/webhook-retry-schedule.yaml --transaction tx
+    """
+    try:
+        scenario = load_scenario(path)
+    except ScenarioError as error:
+        for line in error.lines():
+            click.echo(line, err=True)
+        raise SystemExit(2) from None
+    result, stage = play(scenario, seed)
+    saved = stage.saved.get(name, name)
+    transaction_id = str(saved)
+    if stage.world.transactions.get(transaction_id) is None:
+        known = sorted(k for k, v in stage.saved.items()
+                       if stage.world.transactions.get(str(v)) is not None)
+        raise click.BadParameter(f"{name!r} is neither a saved name of a transaction nor a "
+                                 f"transaction id of this run; saved transactions: "
+                                 f"{', '.join(known) or '(none)'}", param_hint="--transaction")
+    tx = stage.world.transactions[transaction_id]
+    click.echo(f"{scenario.name}: transaction {transaction_id} ({tx.use_case.value}, "
+               f"payment reference {tx.payment_reference}), seed {result.seed}")
+    for line in render_story(stage.world, transaction_story(stage.world, transaction_id,
+                                                            polls=polls)):
+        click.echo(line)
+    state = tx.lifecycle_status.value + (" (parked)" if tx.parked else "")
+    click.echo(f"now {stage.world.iso()}: {state}; scenario "
+               f"{'passed' if result.passed else 'FAILED'}; digest {result.digest}")

@@ -1,6 +1,6 @@
 """Virtual time rendering: integer milliseconds since the world's epoch → ISO 8601 UTC.
 
-Public names: ``parse_iso``, ``render_iso``, ``parse_duration_ms``.
+Public names: ``duration_text``, ``parse_iso``, ``render_iso``, ``parse_duration_ms``.
 """
 
 from __future__ import annotations
@@ -8,11 +8,12 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["parse_duration_ms", "parse_iso", "render_iso"]
+__all__ = ["duration_text", "parse_duration_ms", "parse_iso", "render_iso"]
 
 _UNIX = datetime(1970, 1, 1, tzinfo=UTC)
 _DURATION = re.compile(r"([0-9]+)(ms|s|m|h|d)")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_UNITS_DESC = sorted(_UNIT_MS.items(), key=lambda item: -item[1])
 
 
 def render_iso(epoch_unix_ms: int, now_ms: int = 0) -> str:
@@ -36,3 +37,15 @@ def parse_duration_ms(text: str) -> int:
     if match is None:
         raise ValueError(f"duration {text!r} must be a whole number with ms, s, m, h or d")
     return int(match.group(1)) * _UNIT_MS[match.group(2)]
+
+
+def duration_text(ms: int) -> str:
+    """``138960000`` → ``1d 14h 36m``; ``1500`` → ``1s 500ms``; ``0`` → ``0ms``: exact."""
+    if ms == 0:
+        return "0ms"
+    left, parts = abs(ms), []
+    for unit, size in _UNITS_DESC:
+        if left >= size:
+            parts.append(f"{left // size}{unit}")
+            left %= size
+    return ("-" if ms < 0 else "") + " ".join(parts)

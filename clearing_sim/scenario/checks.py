@@ -1,13 +1,13 @@
 """Checking one expectation against the step's response and the stage: expected vs actual.
 
-Public names: ``Verdict``, ``check``, ``read_transaction``.
+Public names: ``check``, ``read_transaction``.
 
 Response expectations look at the response of the step's own call. ``transaction`` and
 ``resource`` read through the API (``GET``) as the participant named, like the spec's polling
 client; the transaction's fields are paths inside its ``data``, a resource's inside the whole
 body. Balances read the ledgers and the RTGS adapter; timing, events and counts read the event
-log. Webhook delivery and receiver expectations are not checked by this runner yet: they
-fail, saying so.
+log; webhook deliveries and the reference receiver's view are checked by
+``clearing_sim.scenario.channel``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from attrs import frozen
-
+from clearing_sim.scenario.channel import check_deliveries, check_receiver
 from clearing_sim.scenario.expectations import (
     Balance,
     Conservation,
@@ -36,17 +35,11 @@ from clearing_sim.scenario.expectations import (
 )
 from clearing_sim.scenario.fieldpath import MISSING, lookup, parse_field_path
 from clearing_sim.scenario.matchers import describe, matches, render, same
+from clearing_sim.scenario.results import Verdict, duration_text
 from clearing_sim.scenario.stage import Stage, StepFailed
 from clearing_sim.service.messages import Response
 
-__all__ = ["Verdict", "check", "read_transaction"]
-
-
-@frozen
-class Verdict:
-    passed: bool
-    expected: str
-    actual: str
+__all__ = ["check", "read_transaction"]
 
 
 def _fields(data: Any, fields: tuple[tuple[str, Matcher], ...], stage: Stage,
@@ -128,7 +121,7 @@ def _conservation(stage: Stage) -> Verdict:
 def _timing(stage: Stage, timing: Timing) -> Verdict:
     end = stage.fact_ms(timing.of)
     start = 0 if timing.after is None else stage.fact_ms(timing.after)
-    bounds = [f"{name} {ms} ms" for name, ms in (("equals", timing.equals_ms),
+    bounds = [f"{name} {duration_text(ms)}" for name, ms in (("equals", timing.equals_ms),
                                                    ("at least", timing.at_least_ms),
                                                    ("at most", timing.at_most_ms))
               if ms is not None]
@@ -140,7 +133,7 @@ def _timing(stage: Stage, timing: Timing) -> Verdict:
     passed = ((timing.equals_ms is None or took == timing.equals_ms)
               and (timing.at_least_ms is None or took >= timing.at_least_ms)
               and (timing.at_most_ms is None or took <= timing.at_most_ms))
-    return Verdict(passed, expected, f"{took} ms")
+    return Verdict(passed, expected, duration_text(took))
 
 
 def _subsequence(wanted: tuple[str, ...], seen: list[str]) -> bool:
@@ -168,8 +161,9 @@ def _events(stage: Stage, events: Events) -> Verdict:
 def _log_count(stage: Stage, count: LogCount) -> Verdict:
     match = {str(k): stage.fill(v) for k, v in count.where}
     found = len(stage.world.log.select(count.record, **match))
+    where = f" where {render(match)}" if match else ""
     return Verdict(matches(count.count, found),
-                   f"{count.record} records: {describe(count.count)}", str(found))
+                   f"{count.record} records{where}: {describe(count.count)}", str(found))
 
 
 def _response(expectation: Expectation, response: Response) -> Verdict:
@@ -216,9 +210,10 @@ def check(stage: Stage, expectation: Expectation, response: Response | None) -> 
         return _events(stage, expectation)
     if isinstance(expectation, LogCount):
         return _log_count(stage, expectation)
-    assert isinstance(expectation, Deliveries | ReceiverView)
-    return Verdict(False, "webhook delivery and receiver expectations",
-                   "not supported by this runner yet")
+    if isinstance(expectation, Deliveries):
+        return check_deliveries(stage, expectation)
+    assert isinstance(expectation, ReceiverView)
+    return check_receiver(stage, expectation)
 
 
 def _filled(stage: Stage, expectation: Expectation) -> Expectation:

@@ -1,9 +1,9 @@
 """What a scenario expects, as typed values: matchers, facts, points in time and expectations.
 
 Public names: ``Balance``, ``Conservation``, ``Deliveries``, ``Events``, ``Expectation``,
-``Fact``, ``LogCount``, ``Matcher``, ``ReceiverView``, ``ResourceState``, ``ResponseError``,
-``ResponseField``, ``ResponseHeader``, ``ResponseStatus``, ``Site``, ``TimePoint``, ``Timing``,
-``TransactionState``.
+``Fact``, ``LogCount``, ``Matcher``, ``RECEIVER_COUNTS``, ``ReceiverView``, ``ResourceState``,
+``ResponseError``, ``ResponseField``, ``ResponseHeader``, ``ResponseStatus``, ``Site``,
+``TimePoint``, ``Timing``, ``TransactionState``.
 
 Strings may hold ``${…}`` references (``clearing_sim.scenario.templates``); they stay
 unresolved here and are substituted by the runner when the step runs. Every expectation
@@ -17,8 +17,8 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["Balance", "Conservation", "Deliveries", "Events", "Expectation", "Fact",
-           "LogCount", "Matcher", "ReceiverView", "ResourceState", "ResponseError",
+__all__ = ["RECEIVER_COUNTS", "Balance", "Conservation", "Deliveries", "Events", "Expectation",
+           "Fact", "LogCount", "Matcher", "ReceiverView", "ResourceState", "ResponseError",
            "ResponseField", "ResponseHeader", "ResponseStatus", "Site", "TimePoint", "Timing",
            "TransactionState"]
 
@@ -185,20 +185,35 @@ class LogCount:
 
 @frozen
 class Deliveries:
-    """What one subscription's deliveries did (attempts, offsets, statuses, outcome)."""
+    """What one subscription's deliveries did, optionally only those of one transaction and
+    one event type: the types delivered in order, and for the one delivery picked, its
+    attempt count, each attempt's offset from the first and answer, and its outcome."""
 
     site: Site
     webhook: str
-    spec: Pairs  # the remaining fields, as written
+    transaction: str | None = None
+    event: str | None = None
+    types: tuple[str, ...] | None = None
+    attempts: Matcher | None = None
+    offsets_ms: tuple[int, ...] | None = None
+    statuses: tuple[int | None, ...] | None = None  # None: lost or timed out, no answer
+    outcome: str | None = None  # delivered | failed | dropped | pending
+
+
+#: What a reference receiver counts (``ReceiverView.counts`` keys → its attributes).
+RECEIVER_COUNTS = {"accepted": "accepted", "duplicates": "duplicates", "rejected": "rejected",
+                   "fetchFailures": "fetch_failures"}
 
 
 @frozen
 class ReceiverView:
-    """What the reference receiver behind a subscription holds."""
+    """What the reference receiver behind a subscription believes and has counted."""
 
     site: Site
     webhook: str
-    spec: Pairs
+    transaction: str | None = None
+    state: tuple[tuple[str, Matcher], ...] = ()  # lifecycleStatus, parked, terminal
+    counts: tuple[tuple[str, Matcher], ...] = ()  # RECEIVER_COUNTS keys
 
 
 Expectation = (ResponseStatus | ResponseHeader | ResponseField | ResponseError

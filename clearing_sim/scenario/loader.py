@@ -55,7 +55,8 @@ def parse_scenario(text: str, path: str) -> Scenario:
     reader.problems.extend(problem for _, problem in found)
     symbols = Symbols.read(reader)
     world = read_world(reader, symbols)
-    scope = Scope(symbols, _epoch_ms(world.world.epoch))
+    scope = Scope(symbols, _epoch_ms(world.world.epoch),
+                  frozenset(h.key for h in world.webhooks if h.receiver.app == "reference"))
     steps = read_steps(reader, scope)
     if reader.problems:
         raise ScenarioInvalid(path, reader.problems)

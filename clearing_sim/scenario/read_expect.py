@@ -12,10 +12,12 @@ a regular expression Python compiles; a ``step:`` fact must name this step or an
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from clearing_sim.scenario.expectations import (
+    RECEIVER_COUNTS,
     Balance,
     Conservation,
     Deliveries,
@@ -137,17 +139,56 @@ def _one(r: Reader, scope: Scope, key: str, raw: Any, path: FieldPath) -> list[E
         return [Events(site, raw["transaction"],
                        *(tuple(raw[k]) if k in raw else None
                          for k in ("equals", "includes", "excludes")))]
-    if key == "log":
-        count = _matcher(r, raw["count"], (*path, "count")) if "count" in raw else None
-        where = tuple(raw.get("where", {}).items())
-        return [LogCount(site, raw["record"], where) if count is None
-                else LogCount(site, raw["record"], where, count)]
-    if key not in ("deliveries", "receiver"):
-        return []  # an unknown key: the schema reported it
+    if key in _LISTABLE:
+        items = list(enumerate(raw)) if isinstance(raw, list) else [(None, raw)]
+        return [_LISTABLE[key](r, scope, item, path if i is None else (*path, i))
+                for i, item in items]
+    return []  # an unknown key: the schema reported it
+
+
+def _log(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> LogCount:
+    count = _matcher(r, raw["count"], (*path, "count")) if "count" in raw else None
+    where = tuple(raw.get("where", {}).items())
+    return (LogCount(r.site(path), raw["record"], where) if count is None
+            else LogCount(r.site(path), raw["record"], where, count))
+
+
+def _webhook(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> None:
     scope.participant(r, (*path, "webhook"), raw["webhook"], ("webhook",))
-    rest = tuple((k, v) for k, v in raw.items() if k != "webhook")
-    kind = Deliveries if key == "deliveries" else ReceiverView
-    return [kind(site, raw["webhook"], rest)]
+
+
+def _deliveries(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> Deliveries:
+    _webhook(r, scope, raw, path)
+    offsets = raw.get("offsets")
+    attempts = _matcher(r, raw["attempts"], (*path, "attempts")) if "attempts" in raw else None
+    return Deliveries(
+        r.site(path), raw["webhook"], raw.get("transaction"), raw.get("event"),
+        tuple(raw["types"]) if "types" in raw else None, attempts,
+        None if offsets is None else tuple(r.duration((*path, "offsets", i), offset)
+                                           for i, offset in enumerate(offsets)),
+        tuple(raw["statuses"]) if "statuses" in raw else None, raw.get("outcome"))
+
+
+def _receiver(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> ReceiverView:
+    _webhook(r, scope, raw, path)
+    name = raw["webhook"]
+    if scope.symbols.kind(name) == "webhook" and name not in scope.reference_receivers:
+        r.report((*path, "webhook"), f"{name} has no reference receiver; expected "
+                 f"receiver: {{app: reference}} on webhooks.{name}")
+    state = _fields(r, raw.get("state", {}), (*path, "state"))
+    if state and "transaction" not in raw:
+        r.report((*path, "state"), "a receiver's view is per transaction; expected a "
+                 "transaction beside state")
+    for count in raw.get("counts", {}):
+        if count not in RECEIVER_COUNTS:
+            r.report((*path, "counts", count), f"unknown count {count!r}; expected one of: "
+                     + ", ".join(RECEIVER_COUNTS), key=True)
+    return ReceiverView(r.site(path), name, raw.get("transaction"), state,
+                        _fields(r, raw.get("counts", {}), (*path, "counts")))
+
+
+_LISTABLE: dict[str, Callable[[Reader, Scope, dict[str, Any], FieldPath], Expectation]] = {
+    "log": _log, "deliveries": _deliveries, "receiver": _receiver}
 
 
 def read_expect(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath,

@@ -52,6 +52,7 @@ class Scope:
 
     symbols: Symbols
     epoch_ms: int
+    reference_receivers: frozenset[str] = frozenset()  # webhooks with receiver.app: reference
     saved: set[str] = field(factory=set)
     step_names: dict[str, int] = field(factory=dict)  # name → line
 

@@ -1,6 +1,6 @@
 """What a scenario run answers: one result per expectation, and the run as a whole.
 
-Public names: ``CheckResult``, ``ScenarioResult``.
+Public names: ``CheckResult``, ``ScenarioResult``, ``Verdict``, ``duration_text``.
 
 A ``CheckResult`` says which expectation (line, column, field path, step), what was expected
 and what was found. A step that could not be carried out (a ``wait_until`` whose deadline
@@ -14,7 +14,18 @@ from __future__ import annotations
 
 from attrs import frozen
 
-__all__ = ["CheckResult", "ScenarioResult"]
+from clearing_sim.domain.timefmt import duration_text
+
+__all__ = ["CheckResult", "ScenarioResult", "Verdict", "duration_text"]
+
+
+@frozen
+class Verdict:
+    """One expectation evaluated: did it hold, what was expected, what was found."""
+
+    passed: bool
+    expected: str
+    actual: str
 
 
 @frozen

@@ -1,6 +1,6 @@
 """Running a scenario: build its world, carry out its steps in order, check its expectations.
 
-Public names: ``run_scenario``.
+Public names: ``play``, ``run_scenario``.
 
 Every step runs at the world's current virtual time. A ``call`` goes through
 ``ServiceAPI.handle`` like any door; ``arm`` is ``POST /api/v1/conformance/run`` as a tenant
@@ -11,9 +11,8 @@ condition holds, failing at the deadline; ``operator: resolve`` is the operator'
 step's saves are taken and its expectations checked, each one result.
 
 A failed expectation does not stop the run (every failure is worth seeing); a step that could
-not be carried out does: its result is flagged ``stopped`` and no later step runs. Receiver
-outages, network faults and forged issuer webhooks are not run by this version: such a step
-stops the run saying so.
+not be carried out does: its result is flagged ``stopped`` and no later step runs. ``fault``
+steps are carried out by ``clearing_sim.scenario.channel``.
 """
 
 from __future__ import annotations
@@ -23,7 +22,8 @@ from typing import Any
 from attrs import evolve
 
 from clearing_sim.domain.errors import DomainError
-from clearing_sim.scenario.checks import Verdict, check
+from clearing_sim.scenario.channel import apply_fault
+from clearing_sim.scenario.checks import check
 from clearing_sim.scenario.expectations import (
     Fact,
     Matcher,
@@ -44,12 +44,12 @@ from clearing_sim.scenario.model import (
     Step,
     WaitUntil,
 )
-from clearing_sim.scenario.results import CheckResult, ScenarioResult
+from clearing_sim.scenario.results import CheckResult, ScenarioResult, Verdict, duration_text
 from clearing_sim.scenario.stage import SetupFailed, Stage, StepFailed
 from clearing_sim.service.messages import Response, encode_json
 from clearing_sim.service.wire import transaction_full
 
-__all__ = ["run_scenario"]
+__all__ = ["play", "run_scenario"]
 
 _ACTION_KEYS = {Call: "call", Arm: "arm", Advance: "advance", WaitUntil: "wait_until",
                 Resolve: "operator", SetIssuerBehaviour: "operator"}
@@ -57,7 +57,7 @@ _ARMED = Matcher((("equals", 200),))
 
 
 def _ms(ms: int) -> str:
-    return f"{ms} ms"
+    return duration_text(ms)
 
 
 # actions ---------------------------------------------------------------------------------
@@ -172,8 +172,7 @@ def _act(stage: Stage, step: Step) -> Response | None:
     elif isinstance(action, Resolve | SetIssuerBehaviour):
         _operator(stage, action)
     elif action is not None:
-        raise StepFailed(f"{type(action).__name__} faults are not run by this version of the "
-                         "runner yet")
+        apply_fault(stage, action)
     return None
 
 
@@ -227,6 +226,11 @@ def _action_site(step: Step) -> Site:
 
 def run_scenario(scenario: Scenario, seed: int | None = None) -> ScenarioResult:
     """Run ``scenario`` on a fresh world (``seed`` replaces the file's) and check it."""
+    return play(scenario, seed)[0]
+
+
+def play(scenario: Scenario, seed: int | None = None) -> tuple[ScenarioResult, Stage]:
+    """``run_scenario``, also answering the stage it ran on (its world, log and saves)."""
     used = scenario.world.seed if seed is None else seed
     stage = Stage(scenario, used)
     results: list[CheckResult] = []
@@ -246,4 +250,4 @@ def run_scenario(scenario: Scenario, seed: int | None = None) -> ScenarioResult:
                                    False, "the world to be built", str(error), stopped=True))
     log = stage.world.log
     return ScenarioResult(scenario.path, scenario.name, used, tuple(results),
-                          stage.world.now_ms, log.digest(), len(log))
+                          stage.world.now_ms, log.digest(), len(log)), stage

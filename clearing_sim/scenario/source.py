@@ -30,6 +30,7 @@ FieldPath = tuple[str | int, ...]
 
 _STR = "tag:yaml.org,2002:str"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MERGE = "tag:yaml.org,2002:merge"
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _SCALAR_TAGS = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
                 "tag:yaml.org,2002:float", _STR)
@@ -111,6 +112,7 @@ class _Walker:
         return value
 
     def _mapping(self, node: MappingNode, path: FieldPath) -> dict[str, Any]:
+        explicit = sum(1 for key, _ in node.value if key.tag != _MERGE)
         try:
             self._constructor.flatten_mapping(node)  # resolves << merge keys in place
         except ConstructorError as error:
@@ -121,17 +123,23 @@ class _Walker:
             return {}
         result: dict[str, Any] = {}
         first: dict[str, Location] = {}
-        for key_node, value_node in node.value:
+        merged = len(node.value) - explicit  # merged pairs come first; later ones override
+        from_merge: set[str] = set()  # keys whose value so far came from a << merge
+        for i, (key_node, value_node) in enumerate(node.value):
             if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:null":
                 self.report(key_node, path, "a mapping key must be a plain string")
                 continue
             key = key_node.value
             here = _location(key_node)
-            if key in first:
+            if key in first and key not in from_merge:
                 self.report(key_node, (*path, key),
                             f"duplicate key {key!r} (first at line {first[key].line}); "
                             "expected each key once")
                 continue
+            if i < merged:
+                from_merge.add(key)
+            else:
+                from_merge.discard(key)
             first[key] = here
             self.keys[(*path, key)] = here
             result[key] = self.walk(value_node, (*path, key))

@@ -6,27 +6,51 @@ Public names: ``SetupFailed``, ``Stage``, ``StepFailed``.
 exist before members' wallets are funded), then members, in file order; then a
 ``ServiceAPI`` and one sandbox API key per participant. ``open()`` mints the agents and
 creates the webhook subscriptions through the API itself, as their participant would, so the
-log tells the whole story. Tenant-admin sessions are issued when first needed and again when they
-expire on virtual time. ``resolve`` answers ``${…}`` references; ``fact_ms`` finds a fact's
-virtual time in the log.
+log tells the whole story; a subscription's receiver settings become the behaviour of the
+simulated endpoint behind its URL, and ``app: reference`` attaches a ``ReferenceReceiver``
+(with the participant's API key and the subscription's secret) there. Tenant-admin sessions
+are issued when first needed and again when they expire on virtual time. ``resolve``
+answers ``${…}`` references; ``fact_ms`` finds a fact's virtual time in the log.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from attrs import evolve
+
 from clearing_sim.domain.money import Asset
 from clearing_sim.scenario.expectations import Fact, Site
 from clearing_sim.scenario.fieldpath import MISSING, lookup
-from clearing_sim.scenario.model import AgentSpec, Scenario, WebhookSpec
+from clearing_sim.scenario.model import AgentSpec, ReceiverSpec, Scenario, WebhookSpec
 from clearing_sim.scenario.templates import NOW, Reference, substitute
 from clearing_sim.service.api import ServiceAPI
 from clearing_sim.service.auth import SESSION_TTL_S
 from clearing_sim.service.messages import Request, Response
 from clearing_sim.sim.participants import Participant
+from clearing_sim.sim.receivers import ReceiverBehaviour
 from clearing_sim.sim.world import Environment, World, WorldConfig
+from clearing_sim.webhooks import ReferenceReceiver
 
-__all__ = ["SetupFailed", "Stage", "StepFailed"]
+__all__ = ["SetupFailed", "Stage", "StepFailed", "receiver_behaviour"]
+
+#: ``ReceiverSpec`` network fields → ``ReceiverBehaviour`` attributes.
+NETWORK_FIELDS = {"loss": "p_lost", "duplicate": "p_duplicate", "reorder": "p_jitter",
+                  "reorder_delay": "jitter", "duplicate_delay": "duplicate_delay"}
+
+
+def receiver_behaviour(spec: ReceiverSpec,
+                       base: ReceiverBehaviour | None = None) -> ReceiverBehaviour:
+    """The simulated endpoint a subscription's ``receiver:`` describes, over ``base``."""
+    changes: dict[str, Any] = {"status": spec.status, "until_ms": spec.until_ms,
+                               "recovered_status": spec.then_status}
+    if spec.latency is not None:
+        changes["latency"] = spec.latency
+    for name, attribute in NETWORK_FIELDS.items():
+        value = getattr(spec, name)
+        if value is not None:
+            changes[attribute] = value
+    return evolve(ReceiverBehaviour() if base is None else base, **changes)
 
 
 class StepFailed(Exception):
@@ -68,6 +92,7 @@ class Stage:
         self.step_ms: dict[str, int] = {}  # step name → virtual ms it started
         self.agents: dict[str, dict[str, str]] = {}
         self.webhooks: dict[str, dict[str, str]] = {}
+        self.reference: dict[str, ReferenceReceiver] = {}  # by webhook name
         self.fiat_total = self.world.rtgs.total()
 
     def open(self) -> None:
@@ -123,7 +148,15 @@ class Stage:
         response = self.request("POST", "/api/v1/webhooks", self.keys[hook.participant],
                                 json_body=body)
         data = self._created(response, hook.site, f"webhook {hook.key}")
-        return {"id": data["id"], "secret": data["signingSecret"], "url": data["url"]}
+        url = data["url"]
+        if evolve(hook.receiver, app="none") != ReceiverSpec():
+            self.world.webhooks.set_receiver(url, receiver_behaviour(hook.receiver))
+        if hook.receiver.app == "reference":
+            receiver = ReferenceReceiver.on_world(self.api, self.keys[hook.participant],
+                                                  data["signingSecret"])
+            receiver.attach(self.world, url)
+            self.reference[hook.key] = receiver
+        return {"id": data["id"], "secret": data["signingSecret"], "url": url}
 
     @staticmethod
     def _created(response: Response, site: Site, what: str) -> dict[str, Any]:
@@ -171,7 +204,7 @@ class Stage:
         if fact.step is not None:
             return self.step_ms.get(fact.step)
         if fact.attempt is not None:
-            raise StepFailed("webhook attempt facts are not supported by this runner yet")
+            return self._attempt_ms(fact)
         match: dict[str, Any] = {str(k): self.fill(v) for k, v in fact.where}
         if fact.transaction is not None:
             match["transactionId"] = self.fill(fact.transaction)
@@ -179,7 +212,23 @@ class Stage:
             match["event"] = fact.event
         kind = "transaction.state" if fact.event is not None else fact.record
         found = self.world.log.select(kind, **match)
-        index = fact.nth - 1 if fact.nth > 0 else fact.nth
-        if not -len(found) <= index < len(found):
-            return None
-        return found[index].at_ms
+        picked = _nth(found, fact.nth)
+        return None if picked is None else picked.at_ms
+
+    def _attempt_ms(self, fact: Fact) -> int | None:
+        """When attempt n of a delivery to the subscription was sent (known once answered)."""
+        assert fact.webhook is not None
+        found = self.world.log.select("webhook.attempt", attempt=fact.attempt,
+                                      subscriptionId=self.webhooks[fact.webhook]["id"])
+        if fact.transaction is not None:
+            tx_id = self.fill(fact.transaction)
+            events = {e.id for e in self.world.webhooks.events if e.transaction_id == tx_id}
+            found = [r for r in found if r["eventId"] in events]
+        picked = _nth(found, fact.nth)
+        return None if picked is None else int(str(picked["sentAtMs"]))
+
+
+def _nth(found: list[Any], nth: int) -> Any:
+    """``found[nth - 1]`` (``nth`` -1: the last), or ``None`` when there are not so many."""
+    index = nth - 1 if nth > 0 else nth
+    return found[index] if -len(found) <= index < len(found) else None

@@ -12,8 +12,6 @@ from clearing_sim.scenario.runner import run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "scenarios").glob("*.yaml"))
-#: Examples that need the webhook delivery expectations, which the runner does not check yet.
-NEEDS_WEBHOOK_RUNNER = {"webhook-retry-schedule.yaml"}
 
 
 def test_there_are_examples_and_all_validate() -> None:
@@ -25,8 +23,6 @@ def test_there_are_examples_and_all_validate() -> None:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_each_example_passes_and_its_digest_is_stable(path: Path) -> None:
-    if path.name in NEEDS_WEBHOOK_RUNNER:
-        pytest.skip("webhook delivery expectations are not run by this runner yet")
     scenario = load_scenario(path)
     first = run_scenario(scenario)
     assert first.passed, "\n".join(r.render(str(path)) for r in first.failures)

@@ -1,0 +1,109 @@
+"""The pytest plugin: scenario files are test items (``pytest scenarios/``).
+
+Public names: ``ScenarioFile``, ``ScenarioItem``, ``pytest_addoption``,
+``pytest_collect_file``.
+
+Registered through the ``pytest11`` entry point, so installing clearing-sim is enough. A
+``*.yaml`` / ``*.yml`` file whose top level has a ``scenario:`` key is collected as one item
+named after the scenario; a file that is invalid is a collection error printed as
+``FILE:LINE:COL: FIELD: message`` lines, without a traceback; a failed run prints each failed
+expectation (expected vs actual) and the ``clearing-sim run FILE --seed N`` line that replays
+it, as the CLI does. Each item records its seed, digest and virtual time as user properties
+(they reach JUnit XML reports). ``--scenario-seed N`` replaces every file's seed;
+``clearing_sim_scenarios = false`` in the ini file turns collection off.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clearing_sim.scenario.errors import ScenarioError, ScenarioUnreadable
+from clearing_sim.scenario.loader import SUFFIXES, parse_scenario
+from clearing_sim.scenario.model import Scenario
+from clearing_sim.scenario.reports import failure_lines
+from clearing_sim.scenario.results import ScenarioResult, duration_text
+from clearing_sim.scenario.runner import run_scenario
+
+__all__ = ["ScenarioFile", "ScenarioItem", "pytest_addoption", "pytest_collect_file"]
+
+_TOP_LEVEL_SCENARIO = re.compile(r"^scenario\s*:", re.MULTILINE)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("clearing-sim", "clearing-sim scenario files")
+    group.addoption("--scenario-seed", type=int, default=None, metavar="N",
+                    help="replace every scenario file's world.seed with N")
+    parser.addini("clearing_sim_scenarios", type="bool", default=True,
+                  help="collect scenario files (*.yaml with a top-level scenario: key)")
+
+
+def _is_scenario(path: Path) -> bool:
+    try:
+        return _TOP_LEVEL_SCENARIO.search(path.read_text(encoding="utf-8")) is not None
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> ScenarioFile | None:
+    if file_path.suffix not in SUFFIXES or not parent.config.getini("clearing_sim_scenarios"):
+        return None
+    if not _is_scenario(file_path):
+        return None
+    collected: ScenarioFile = ScenarioFile.from_parent(parent, path=file_path)
+    return collected
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> Iterator[ScenarioItem]:
+        root = self.config.rootpath
+        shown = self.path.relative_to(root) if self.path.is_relative_to(root) else self.path
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ScenarioUnreadable(str(shown), str(error)) from None
+        scenario = parse_scenario(text, str(shown))
+        yield ScenarioItem.from_parent(self, name=scenario.name, scenario=scenario)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> Any:
+        if isinstance(excinfo.value, ScenarioError):
+            return "\n".join(excinfo.value.lines())
+        return super().repr_failure(excinfo)
+
+
+class ScenarioFailed(Exception):
+    def __init__(self, result: ScenarioResult) -> None:
+        super().__init__(result.name)
+        self.result = result
+
+
+class ScenarioItem(pytest.Item):
+    def __init__(self, *, scenario: Scenario, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        for tag in scenario.tags:
+            self.keywords[tag] = True
+
+    def runtest(self) -> None:
+        result = run_scenario(self.scenario, self.config.getoption("scenario_seed"))
+        self.user_properties.extend([("seed", result.seed), ("digest", result.digest),
+                                     ("virtual", duration_text(result.virtual_ms))])
+        if not result.passed:
+            raise ScenarioFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> Any:
+        if isinstance(excinfo.value, ScenarioFailed):
+            result = excinfo.value.result
+            return "\n".join([f"scenario {result.name!r} failed "
+                              f"({len(result.failures)} of {len(result.results)} "
+                              "expectations):", *failure_lines(result)])
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"scenario: {self.name}"

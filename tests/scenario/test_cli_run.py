@@ -1,0 +1,186 @@
+"""``clearing-sim run`` and ``clearing-sim timeline`` (issue: the runner and the CLI): one line
+per scenario, failures with expected vs actual and the replay line, exit codes 0/1/2 with bad
+input first, JUnit, JSON and the event log, and digests stable across processes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from xml.etree import ElementTree
+
+from click.testing import CliRunner, Result
+
+from clearing_sim.cli import main
+from tests.scenario.kit import BASE, with_steps
+
+ROOT = Path(__file__).resolve().parents[2]
+Write = Callable[[str, str | bytes], Path]
+
+SETTLES = with_steps(
+    "  - wait_until: {transaction: {id: '${tx}', fields: {terminal: true}}, timeout: 1h}\n"
+    "    expect: {transaction: {id: '${tx}', fields: {lifecycleStatus: settled}}}\n")
+WRONG = SETTLES.replace("scenario: base", "scenario: wrong").replace(
+    "lifecycleStatus: settled", "lifecycleStatus: cancelled")
+INVALID = BASE.replace("world: {seed: 1}", "world: {seed: one}")
+
+
+def _invoke(*args: str) -> Result:
+    result = CliRunner().invoke(main, ["run", *args])
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result
+
+
+def test_a_passing_scenario_prints_one_line_and_exits_0(write: Write) -> None:
+    path = write("ok.yaml", SETTLES)
+    result = _invoke(str(path))
+    assert result.exit_code == 0, result.output
+    line, summary = result.output.splitlines()
+    assert line.startswith("PASS  base  (") and "virtual " in line and "wall " in line
+    assert "seed 1, digest " in line
+    assert summary.startswith("1 scenario(s): 1 passed, 0 failed;")
+
+
+def test_a_failed_expectation_shows_expected_actual_line_and_replay_and_exits_1(
+        write: Write) -> None:
+    path = write("wrong.yaml", WRONG)
+    result = _invoke(str(path), "--seed", "4")
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0].startswith("FAIL  wrong  (")
+    assert any(f"{path}:" in ln and 'expected lifecycleStatus "cancelled"' in ln
+               and 'got lifecycleStatus="settled"' in ln for ln in lines)
+    assert f"replay: clearing-sim run {path} --seed 4" in result.output
+
+
+def test_bad_input_is_exit_2_before_anything_runs_even_beside_a_failing_file(
+        write: Write) -> None:
+    """Exit-code precedence: 2 (bad input) over 1 (failed expectation) over 0."""
+    wrong, bad = write("a/wrong.yaml", WRONG), write("a/bad.yaml", INVALID)
+    result = _invoke(str(wrong.parent))
+    assert result.exit_code == 2
+    assert f"{bad}:2:15: world.seed:" in result.output
+    assert "FAIL" not in result.output and "nothing was run" in result.output
+    missing = _invoke(str(wrong.parent / "nope.yaml"))
+    assert missing.exit_code == 2 and "no such file or folder" in missing.output
+
+
+def test_bad_options_exit_2_with_usage(write: Write) -> None:
+    path = write("ok.yaml", SETTLES)
+    for args in (["--seed", "x", str(path)], ["--bogus", str(path)], []):
+        result = _invoke(*args)
+        assert result.exit_code == 2 and "Error:" in result.output
+
+
+def test_seed_replaces_the_files_and_changes_the_digest(write: Write) -> None:
+    path = write("ok.yaml", SETTLES)
+    runs = [json.loads(_invoke(str(path), "--json", *extra).output)["scenarios"][0]
+            for extra in ([], ["--seed", "1"], ["--seed", "2"])]
+    assert runs[0]["seed"] == runs[1]["seed"] == 1 and runs[2]["seed"] == 2
+    assert runs[0]["digest"] == runs[1]["digest"] != runs[2]["digest"]
+
+
+def test_json_holds_every_result_and_the_counts(write: Write) -> None:
+    write("d/ok.yaml", SETTLES)
+    wrong = write("d/wrong.yaml", WRONG)
+    result = _invoke(str(wrong.parent), "--json")
+    assert result.exit_code == 1
+    doc = json.loads(result.output)
+    assert doc["counts"] == {"scenarios": 2, "passed": 1, "failed": 1}
+    failed = next(s for s in doc["scenarios"] if not s["passed"])
+    assert failed["replay"] == f"clearing-sim run {wrong} --seed 1"
+    bad = [r for r in failed["results"] if not r["passed"]]
+    assert bad and bad[0]["expected"] == 'lifecycleStatus "cancelled"'
+
+
+def test_junit_has_a_testcase_per_expectation(write: Write, tmp_path: Path) -> None:
+    wrong = write("wrong.yaml", WRONG)
+    target = tmp_path / "junit.xml"
+    _invoke(str(wrong), "--junit", str(target))
+    root = ElementTree.parse(target).getroot()
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("name") == "wrong"
+    cases = suite.findall("testcase")
+    assert len(cases) == 2  # the call's status, the transaction's state
+    failures = [c for c in cases if c.find("failure") is not None]
+    assert len(failures) == 1 and suite.get("failures") == "1"
+    failure = failures[0].find("failure")
+    assert failure is not None and "replay: clearing-sim run" in (failure.text or "")
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["seed"] == "1" and len(props["digest"] or "") == 64
+
+
+def test_log_writes_the_canonical_event_log_whose_sha256_is_the_digest(
+        write: Write, tmp_path: Path) -> None:
+    path = write("ok.yaml", SETTLES)
+    target = tmp_path / "run.jsonl"
+    doc = json.loads(_invoke(str(path), "--json", "--log", str(target)).output)
+    lines = target.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["kind"] == "world.created"
+    assert hashlib.sha256("\n".join(lines).encode()).hexdigest() == \
+        doc["scenarios"][0]["digest"]
+    write("two/a.yaml", SETTLES)
+    write("two/b.yaml", SETTLES.replace("scenario: base", "scenario: other"))
+    _invoke(str(tmp_path / "two"), "--log", str(target))
+    assert (tmp_path / "run.a.jsonl").exists() and (tmp_path / "run.b.jsonl").exists()
+
+
+def test_k_selects_scenarios_by_name_or_path(write: Write) -> None:
+    ok = write("k/ok.yaml", SETTLES)
+    write("k/wrong.yaml", WRONG)
+    result = _invoke(str(ok.parent), "-k", "ok.yaml")
+    assert result.exit_code == 0 and "1 scenario(s)" in result.output
+
+
+def test_the_library_runs_green_and_its_digest_is_stable_across_processes() -> None:
+    """The run is deterministic: the same files give the same digests in a new process,
+    whatever the interpreter's hash seed."""
+    outputs = []
+    for hash_seed in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-m", "clearing_sim", "run", "scenarios/", "--json"],
+            cwd=ROOT, capture_output=True, text=True, check=False,
+            env={"PYTHONHASHSEED": hash_seed, "PATH": "/usr/bin:/bin"})
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        outputs.append(json.loads(done.stdout))
+    assert outputs[0]["digest"] == outputs[1]["digest"]
+    assert [s["digest"] for s in outputs[0]["scenarios"]] == \
+        [s["digest"] for s in outputs[1]["scenarios"]]
+
+
+# timeline ------------------------------------------------------------------------------------
+def test_timeline_tells_one_transactions_story_with_every_webhook_attempt() -> None:
+    path = ROOT / "scenarios" / "webhook-retry-schedule.yaml"
+    result = CliRunner().invoke(main, ["timeline", str(path), "--transaction", "tx"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    lanes = {line.split()[2] for line in lines[1:-1]}
+    assert {"saga", "state", "ledger", "rtgs", "webhook"} <= lanes
+    attempts = [ln for ln in lines if "  webhook  attempt " in ln]
+    assert len(attempts) == 7 and "answered 503" in attempts[0]
+    assert "next attempt 1m after this one was sent" in attempts[0]
+    assert lines[-1].startswith("now ") and "scenario passed" in lines[-1]
+    assert lines[1].split()[0] == "+0:00:00.000"
+
+
+def test_timeline_of_an_unknown_name_is_exit_2_naming_the_saved_transactions() -> None:
+    path = ROOT / "scenarios" / "webhook-retry-schedule.yaml"
+    result = CliRunner().invoke(main, ["timeline", str(path), "--transaction", "nope"])
+    assert result.exit_code == 2 and "saved transactions: tx" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_timeline_of_a_bad_file_is_exit_2(write: Write) -> None:
+    bad = write("bad.yaml", INVALID)
+    result = CliRunner().invoke(main, ["timeline", str(bad), "--transaction", "tx"])
+    assert result.exit_code == 2 and "world.seed" in result.output
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    for command in ("demo", "validate", "run", "timeline"):
+        result = CliRunner().invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "Example" in result.output, command
