@@ -135,15 +135,17 @@ def _one(r: Reader, scope: Scope, key: str, raw: Any, path: FieldPath) -> list[E
         return [Conservation(site)]
     if key == "timing":
         return [_timing(r, scope, item, (*path, i)) for i, item in enumerate(raw)]
-    if key == "events":
-        return [Events(site, raw["transaction"],
-                       *(tuple(raw[k]) if k in raw else None
-                         for k in ("equals", "includes", "excludes")))]
     if key in _LISTABLE:
         items = list(enumerate(raw)) if isinstance(raw, list) else [(None, raw)]
         return [_LISTABLE[key](r, scope, item, path if i is None else (*path, i))
                 for i, item in items]
     return []  # an unknown key: the schema reported it
+
+
+def _events(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> Events:
+    return Events(r.site(path), raw["transaction"],
+                  *(tuple(raw[k]) if k in raw else None for k in ("equals", "includes",
+                                                                    "excludes")))
 
 
 def _log(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> LogCount:
@@ -188,7 +190,7 @@ def _receiver(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> 
 
 
 _LISTABLE: dict[str, Callable[[Reader, Scope, dict[str, Any], FieldPath], Expectation]] = {
-    "log": _log, "deliveries": _deliveries, "receiver": _receiver}
+    "events": _events, "log": _log, "deliveries": _deliveries, "receiver": _receiver}
 
 
 def read_expect(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath,

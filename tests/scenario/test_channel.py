@@ -134,3 +134,16 @@ def test_yaml_merge_keys_may_be_overridden_but_explicit_keys_not_repeated() -> N
     twice = BASE + ("  - call:\n      as: northbank\n      method: GET\n      method: POST\n"
                     "      path: /x\n")
     assert any("duplicate key 'method'" in p for p in problems(twice))
+
+
+def test_events_and_log_take_lists_one_expectation_each() -> None:
+    result = _run("{status: 200}",
+                  "  - expect:\n"
+                  "      events:\n"
+                  "        - {transaction: '${tx}', includes: [transaction.settled]}\n"
+                  "        - {transaction: '${tx}', excludes: [transaction.parked]}\n"
+                  "      log:\n"
+                  "        - {record: transaction.state, count: 3}\n"
+                  "        - {record: webhook.event, count: {ge: 2}}\n")
+    assert result.passed, _failures(result)
+    assert len(result.results) == 5  # the 201, two events, two counts
