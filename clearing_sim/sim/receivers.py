@@ -16,7 +16,9 @@ Every arrival is one ``webhook.arrival`` log record and is passed to the listene
 (``listen``), so receivers above the simulation (``clearing_sim.webhooks``) can consume
 deliveries. An application attached to a URL (``attach``) runs when a request reaches an
 endpoint that is up (it answers 2xx) and may answer a status of its own (a receiver that
-rejects a bad signature answers 401); an endpoint that is down answers without it.
+rejects a bad signature answers 401); an endpoint that is down answers without it. An
+application that answers later (a real HTTP receiver behind the HTTP shim) returns a SimPy
+event instead, and the arrival waits for it: its value is the status.
 """
 
 from __future__ import annotations
@@ -97,7 +99,9 @@ class Arrival:
     status: int  # what the endpoint answered (the attached application's answer if any)
 
 
-Handler = Callable[[Arrival], int | None]
+#: An application behind a URL: a status now, ``None`` (the endpoint's status stands), or a
+#: SimPy event whose value is the status, for an application that answers later.
+Handler = Callable[[Arrival], int | simpy.Event | None]
 
 
 @frozen
@@ -178,6 +182,8 @@ class Receivers:
         handler = self._handlers.get(request.url)
         if handler is not None and is_success(status):
             answered = handler(arrival)
+            if isinstance(answered, simpy.Event):
+                answered = yield answered
             if answered is not None:
                 status = answered
                 arrival = Arrival(request, now, event_id, subscription_id, attempt, copy,

@@ -1,0 +1,199 @@
+"""The ASGI application: HTTP in, the API layer or the operator surface, HTTP out.
+
+Public names: ``create_app``, ``Shim``, ``READ_LIMIT_BYTES``.
+
+A thin door (STYLE.md): decode the HTTP request into the API's ``Request`` (method, the
+path exactly as sent, the query, the headers, the raw body), call one function, encode its
+``Response`` (status, headers, the exact body bytes) back. ``/api/v1/…`` is
+``ServiceAPI.handle`` under the world lock, so the bytes equal the in-process answer for
+the same world and the same requests; ``/sim/v1/…`` is the operator surface;
+``GET /openapi.json`` the OpenAPI document. Any other path is 404 ``route_not_found``
+without touching the world (a browser's ``/favicon.ico`` must not change a run's log). A 405
+also carries ``Allow`` (RFC 9110). A body over ``READ_LIMIT_BYTES`` is not read to its end:
+413 ``payload_too_large`` at once (the API's own limit, 1 MiB, is the API's to answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from clearing_sim.domain.errors import DomainError, MethodNotAllowed, NotFound, PayloadTooLarge
+from clearing_sim.http.clock import Clock
+from clearing_sim.http.delivery import RealDeliveries, RealOutcome
+from clearing_sim.http.openapi import document
+from clearing_sim.http.operator import OPERATOR_ROUTES, OperatorSurface
+from clearing_sim.http.options import ClockMode, ServeOptions
+from clearing_sim.http.private_urls import PrivateWebhookUrls
+from clearing_sim.http.simulation import Simulation
+from clearing_sim.scenario.model import Scenario
+from clearing_sim.service import envelope
+from clearing_sim.service.body import BODY_BYTES_MAX
+from clearing_sim.service.messages import Request, Response, encode_json
+from clearing_sim.service.routes import ROUTES
+from clearing_sim.sim.receivers import Arrival
+
+__all__ = ["READ_LIMIT_BYTES", "Shim", "create_app"]
+
+READ_LIMIT_BYTES = 16 * BODY_BYTES_MAX
+_JSON = (("Content-Type", "application/json"),)
+_log = logging.getLogger("clearing_sim.http")
+
+
+def _prefixed(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def _allowed(path: str) -> list[str]:
+    if path == "/openapi.json":
+        return ["GET"]
+    rows: list[Any] = [*ROUTES, *OPERATOR_ROUTES]
+    return [row.method for row in rows if row.match(path) is not None]
+
+
+class Shim:
+    """The ASGI endpoint behind every path."""
+
+    def __init__(self, sim: Simulation, clock: Clock, operator: OperatorSurface) -> None:
+        self.sim = sim
+        self.clock = clock
+        self.operator = operator
+        self.openapi = encode_json(document())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = await _read(scope, receive)
+        try:
+            response = await self.respond(request) if isinstance(request, Request) \
+                else self._refusal(request)
+        except Exception:  # a bug, not bad input: say so in the envelope, log the traceback
+            _log.exception("unexpected failure answering %s %s", scope["method"],
+                           scope["path"])
+            response = Response(500, _JSON, encode_json({
+                "errors": [{"type": "api_error", "code": "internal_error",
+                            "message": "the simulator failed; see the server log"}],
+                "meta": {"commandId": self.sim.command_id()}}))
+        await _write(send, response, head=scope["method"] == "HEAD")
+
+    async def respond(self, request: Request) -> Response:
+        path = request.path
+        if _prefixed(path, "/api/v1"):
+            await self.clock.catch_up()
+            response = await self._api(request)
+        elif _prefixed(path, "/sim/v1"):
+            await self.clock.catch_up()
+            response = await self.operator.handle(request)
+        elif path == "/openapi.json" and request.method in ("GET", "HEAD"):
+            response = Response(200, _JSON, self.openapi)
+        elif path == "/openapi.json":
+            response = self._refusal(MethodNotAllowed.one(
+                None, "method_not_allowed", f"{request.method} is not allowed on "
+                                            "/openapi.json; allowed: GET"))
+        else:
+            response = self._refusal(NotFound.one(None, "route_not_found",
+                                                  f"no route {path[:200]}"))
+        if response.status == 405:
+            allow = ", ".join(dict.fromkeys(_allowed(path)))
+            response = Response(405, (*response.headers, ("Allow", allow)), response.body)
+        return response
+
+    async def _api(self, request: Request) -> Response:
+        async with self.sim.world_lock:
+            real_url = None
+            if self.sim.options.allow_private_webhook_urls:
+                urls = PrivateWebhookUrls(self.sim.world)
+                request, real_url = urls.rewrite(request)
+            response = self.sim.api.handle(request)
+            if real_url is not None:
+                response = urls.restore(response, real_url)
+            return response
+
+    def _refusal(self, error: DomainError) -> Response:
+        return Response(error.status, _JSON,
+                        encode_json(envelope.failure(error, self.sim.command_id())))
+
+
+class _Everything:
+    """Every HTTP request goes to the shim, whatever its path: a router's path patterns
+    would answer some paths (one with an encoded newline) themselves, in plain text."""
+
+    def __init__(self, app: ASGIApp, shim: Shim) -> None:
+        self.app = app
+        self.shim = shim
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self.shim(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
+async def _read(scope: Scope, receive: Receive) -> Request | DomainError:
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > READ_LIMIT_BYTES:
+            return PayloadTooLarge.one(None, "payload_too_large",
+                                       f"the body is over {READ_LIMIT_BYTES} bytes; the API "
+                                       f"takes at most {BODY_BYTES_MAX}")
+        chunks.append(chunk)
+        more = bool(message.get("more_body", False))
+    raw_path = scope.get("raw_path") or str(scope["path"]).encode()
+    path = bytes(raw_path).split(b"?", 1)[0].decode("latin-1")
+    query = bytes(scope.get("query_string", b"")).decode("latin-1")
+    headers = tuple((bytes(k).decode("latin-1"), bytes(v).decode("latin-1"))
+                    for k, v in scope.get("headers", ()))
+    return Request(str(scope["method"]).upper(), path,
+                   tuple(parse_qsl(query, keep_blank_values=True)), headers, b"".join(chunks))
+
+
+async def _write(send: Send, response: Response, *, head: bool) -> None:
+    headers = [(name.lower().encode("latin-1"), value.encode("latin-1"))
+               for name, value in response.headers]
+    headers.append((b"content-length", str(len(response.body)).encode()))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if head else response.body})
+
+
+def create_app(options: ServeOptions, *, scenario: Scenario | None = None,
+               echo: Callable[[Arrival, RealOutcome], None] | None = None) -> Starlette:
+    """The shim for these options (and world file); ``app.state`` holds ``sim`` and ``clock``.
+
+    ``echo`` is told of every real webhook delivery (``clearing-sim serve`` prints them)."""
+    deliveries = (RealDeliveries(options.allow_private_webhook_urls, echo)
+                  if options.deliver_webhooks else None)
+    sim = Simulation(options, scenario, deliveries)
+    clock = Clock(sim, options.clock, options.speed)
+    shim = Shim(sim, clock, OperatorSurface(sim, clock, options.operator_token))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        ticker = None
+        if clock.mode is ClockMode.REALTIME:
+            clock.rebase()
+            ticker = asyncio.create_task(clock.run_realtime())
+        try:
+            yield
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await ticker
+
+    app = Starlette(middleware=[Middleware(_Everything, shim=shim)], lifespan=lifespan)
+    app.state.sim = sim
+    app.state.clock = clock
+    return app

@@ -1,0 +1,87 @@
+"""Simulated issuer behaviour on the wire: read from an operator body, rendered back.
+
+Public names: ``SIGMA_MAX``, ``read_behaviour``, ``behaviour_wire``, ``latency_wire``.
+
+The body has the scenario files' shape (docs/scenarios.md): ``{latency: {request, ack,
+approval, execution, webhook, refund}, outcomes: {rejected, failed, silence}}``, each latency
+a duration (``"5s"``, or whole milliseconds) or one of ``{fixed: D}``, ``{uniform: [D, D]}``,
+``{exponential: D}``, ``{lognormal: {median: D, sigma: X, max: D}}``, each outcome a
+probability; fields left out take the engine's defaults (``IssuerBehaviour``). The rendering
+is the same shape, every latency in whole milliseconds, so it can be sent back as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import evolve
+
+from clearing_sim.domain.latency import Exponential, Fixed, Latency, LogNormal, parse_latency
+from clearing_sim.http.surface import read_number
+from clearing_sim.scenario.read_world import BEHAVIOUR_LATENCIES
+from clearing_sim.service.body import Fields
+from clearing_sim.sim.issuer import IssuerBehaviour
+
+__all__ = ["SIGMA_MAX", "behaviour_wire", "latency_wire", "read_behaviour"]
+
+SIGMA_MAX = 10.0  # beyond it a sample overflows a float
+_OUTCOMES = {"rejected": "p_rejected", "failed": "p_failed", "silence": "p_silence"}
+
+
+def read_behaviour(f: Fields) -> IssuerBehaviour | None:
+    """The behaviour ``f`` describes; problems are collected on ``f`` (None if any). The
+    caller checks ``f`` itself for fields it does not know."""
+    changes: dict[str, Any] = {}
+    before = len(f.problems)
+    latency = f.object("latency", required=False)
+    if latency is not None:
+        for name, attribute in BEHAVIOUR_LATENCIES.items():
+            if name not in latency.obj:
+                continue
+            try:
+                changes[attribute] = _latency(latency.obj[name])
+            except (ValueError, TypeError) as error:
+                latency.problem(name, "invalid_value", f"{latency.path(name)}: {error}")
+        latency.check_unknown(*BEHAVIOUR_LATENCIES)
+    outcomes = f.object("outcomes", required=False)
+    if outcomes is not None:
+        for name, attribute in _OUTCOMES.items():
+            value = read_number(outcomes, name, low=0.0, high=1.0)
+            if value is not None:
+                changes[attribute] = float(value)
+        outcomes.check_unknown(*_OUTCOMES)
+    if len(f.problems) > before:
+        return None
+    try:
+        return evolve(IssuerBehaviour(), **changes)
+    except ValueError as error:
+        f.problem("outcomes", "invalid_value", f"{f.path('outcomes')}: {error}")
+        return None
+
+
+def _latency(spec: object) -> Latency:
+    latency = parse_latency(spec)
+    if isinstance(latency, LogNormal) and latency.sigma > SIGMA_MAX:
+        raise ValueError(f"a log-normal sigma above {SIGMA_MAX:g} is not a latency")
+    return latency
+
+
+def latency_wire(latency: Latency) -> Any:
+    """A latency as the readers accept it, durations in whole milliseconds."""
+    if isinstance(latency, Fixed):
+        return {"fixed": latency.ms}
+    if isinstance(latency, Exponential):
+        return {"exponential": latency.mean_ms}
+    if isinstance(latency, LogNormal):
+        return {"lognormal": {"median": latency.median_ms, "sigma": latency.sigma,
+                              "max": latency.max_ms}}
+    return {"uniform": [latency.low_ms, latency.high_ms]}
+
+
+def behaviour_wire(behaviour: IssuerBehaviour) -> dict[str, Any]:
+    return {
+        "latency": {name: latency_wire(getattr(behaviour, attribute))
+                    for name, attribute in BEHAVIOUR_LATENCIES.items()},
+        "outcomes": {name: getattr(behaviour, attribute)
+                     for name, attribute in _OUTCOMES.items()},
+    }

@@ -1,0 +1,179 @@
+"""``clearing-sim serve``: the HTTP shim under uvicorn, on one event loop.
+
+Public names: ``serve``, ``load_world``.
+
+A front door (STYLE.md): check the options (a bad one exits 2 with a message, never a
+traceback), build the application, bind the socket, print where it listens and the
+operator token, run. With ``--deliver-webhooks`` every real delivery is printed as it is
+answered, like a webhook CLI's listener.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import secrets
+import socket
+import sys
+from pathlib import Path
+
+import click
+import uvicorn
+
+from clearing_sim.http.app import create_app
+from clearing_sim.http.delivery import RealOutcome
+from clearing_sim.http.options import ClockMode, ServeOptions
+from clearing_sim.scenario.errors import ScenarioError
+from clearing_sim.scenario.loader import parse_scenario
+from clearing_sim.scenario.model import Scenario
+from clearing_sim.scenario.stage import StepFailed
+from clearing_sim.sim.receivers import Arrival
+from clearing_sim.sim.world import Environment
+
+__all__ = ["load_world", "serve"]
+
+_TOKEN = re.compile(r"[\x21-\x7e]{8,256}")
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def load_world(path: str) -> Scenario:
+    """A world file: a scenario file whose steps are not run. ``scenario:`` and ``steps:``
+    may be left out (a name and an empty step are supplied after the last line, so every
+    problem keeps its line number). ``ScenarioError`` if it cannot be used."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(path, "no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScenarioError(path, f"cannot be read: {error}") from None
+    top = {m.group(1) for m in re.finditer(r"^([A-Za-z_]+):", text, re.MULTILINE)}
+    if "scenario" not in top:
+        text += f"\nscenario: {file.stem!r}\n"
+    if "steps" not in top:
+        text += "\nsteps: [{advance: 0ms}]\n"
+    return parse_scenario(text, path)
+
+
+def _echo_delivery(arrival: Arrival, outcome: RealOutcome) -> None:
+    copy = " (duplicate)" if arrival.copy else ""
+    detail = f" {outcome.error}" if outcome.error else ""
+    colour = "green" if 200 <= outcome.status < 300 else "red"
+    line = (f"--> {arrival.event_id} attempt {arrival.attempt}{copy} POST "
+            f"{arrival.request.url} [" + click.style(str(outcome.status), fg=colour) + "]"
+            + detail)
+    click.echo(line, color=sys.stdout.isatty())
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as error:
+        raise click.UsageError(f"cannot listen on {host}:{port}: {error.strerror or error}") \
+            from None
+    return sock
+
+
+def _options(seed: int | None, operator_token: str, environment: str | None, clock: str,
+             speed: float | None, deliver: bool, allow_private: bool,
+             world: Scenario | None) -> ServeOptions:
+    if speed is not None and clock != ClockMode.REALTIME.value:
+        raise click.UsageError("--speed applies to --clock realtime only")
+    if speed is not None and not (math.isfinite(speed) and 0 < speed <= 1_000_000):
+        raise click.BadParameter("must be a number above 0, at most 1000000",
+                                 param_hint="--speed")
+    if not _TOKEN.fullmatch(operator_token):
+        raise click.BadParameter("must be 8 to 256 visible ASCII characters, no spaces",
+                                 param_hint="--operator-token")
+    if world is not None and environment is not None \
+            and environment != world.world.environment:
+        raise click.UsageError(f"--environment {environment} contradicts the world file's "
+                               f"environment ({world.world.environment})")
+    return ServeOptions(operator_token=operator_token, seed=seed,
+                        environment=Environment(environment) if environment else None,
+                        clock=ClockMode(clock), speed=speed or 1.0, deliver_webhooks=deliver,
+                        allow_private_webhook_urls=allow_private)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (loopback unless you mean otherwise).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
+              help="Port to listen on; 0 picks a free one (printed at start).")
+@click.option("--seed", type=int, default=None,
+              help="The world's seed.  [default: the world file's seed, or 0]")
+@click.option("--operator-token", default=None, metavar="TOKEN",
+              help="Bearer token for /sim/v1.  [default: a random one, printed at start]")
+@click.option("--world", "world_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE.yaml", help="Start from a scenario file's world, members, issuers, "
+                                        "agents and webhooks (its steps are not run).")
+@click.option("--environment", type=click.Choice(["sandbox", "production"]), default=None,
+              help="The world's environment.  [default: the world file's, or sandbox]")
+@click.option("--clock", type=click.Choice(["manual", "realtime"]), default="manual",
+              show_default=True, help="manual: time moves only on POST /sim/v1/clock/advance; "
+                                      "realtime: it follows the wall clock.")
+@click.option("--speed", type=float, default=None,
+              help="Realtime only: virtual seconds per wall second.  [default: 1]")
+@click.option("--deliver-webhooks", is_flag=True,
+              help="POST due webhook deliveries to the subscribed URLs for real (httpx).")
+@click.option("--allow-private-webhook-urls", is_flag=True,
+              help="Accept webhook URLs on loopback/private addresses and http:// (a receiver "
+                   "on your own machine).")
+def serve(host: str, port: int, seed: int | None, operator_token: str | None,
+          world_file: str | None, environment: str | None, clock: str, speed: float | None,
+          deliver_webhooks: bool, allow_private_webhook_urls: bool) -> None:
+    """Serve the API over HTTP on a simulated world whose clock you drive.
+
+    /api/v1 is the service's API (the same bytes as in-process), /sim/v1 the operator
+    surface (Authorization: Bearer TOKEN), /openapi.json the OpenAPI document. See
+    docs/http.md.
+
+    \b
+    Example:
+      clearing-sim serve --seed 7 --operator-token devtoken1 --port 8080
+      curl -s -H 'Authorization: Bearer devtoken1' localhost:8080/sim/v1/clock
+      curl -s -X POST -H 'Authorization: Bearer devtoken1' \\
+           -d '{"seconds": 3600}' localhost:8080/sim/v1/clock/advance
+    """
+    world = None
+    if world_file is not None:
+        try:
+            world = load_world(world_file)
+        except ScenarioError as error:
+            for line in error.lines():
+                click.echo(line, err=True)
+            raise click.exceptions.Exit(2) from None
+    token = operator_token if operator_token is not None else secrets.token_urlsafe(24)
+    options = _options(seed, token, environment, clock, speed, deliver_webhooks,
+                       allow_private_webhook_urls, world)
+    try:
+        app = create_app(options, scenario=world, echo=_echo_delivery)
+    except StepFailed as error:
+        raise click.UsageError(f"{world_file}: {error}") from None
+    sock = _bind(host, port)
+    bound = sock.getsockname()
+    shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
+    base = f"http://{shown}:{bound[1]}"
+    sim = app.state.sim
+    click.echo(f"clearing-sim serving on {base}  ({sim.world.config.environment.value} world, "
+               f"seed {sim.seed}, {clock} clock at {sim.world.iso()})")
+    click.echo(f"operator token: {token}   (Authorization: Bearer {token} on /sim/v1)")
+    click.echo(f"OpenAPI: {base}/openapi.json")
+    for staged in sim.staged:
+        click.echo(f"participant {staged.key}: {staged.participant.id} "
+                   f"({staged.participant.kind.value}) API key {staged.api_key}")
+    if host not in _LOOPBACK:
+        click.echo(f"warning: listening on {host}, not loopback: anyone who can reach it can "
+                   "use the API keys it prints", err=True)
+    sys.stdout.flush()
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops cleanly, then re-raises it
+        uvicorn.Server(config).run(sockets=[sock])
+    click.echo(f"clearing-sim stopped at virtual {sim.world.iso()}, digest "
+               f"{sim.world.log.digest()}")

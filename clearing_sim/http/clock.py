@@ -1,0 +1,151 @@
+"""The served world's clock: manual (moved by the operator) or following the wall clock.
+
+Public names: ``Clock``, ``TICK_S``, ``ADVANCE_MS_MAX``.
+
+``advance_to(target_ms)`` runs every event due up to and including ``target_ms`` (webhook
+deliveries included) and leaves the clock at ``target_ms``; ``POST /sim/v1/clock/advance``
+answers only when it is done. It holds ``clock_lock`` throughout (one advance at a time) and
+``world_lock`` while it runs events, so no request sees the world between two events of the
+same instant or a clock that is still moving. Real webhook deliveries are the exception by
+design: when requests reach real receivers, the advance stops at their virtual instant,
+frees the world lock and waits for the answers, so a receiver that calls back (fetching the
+transaction, as the spec tells it to) is served at the delivery's own virtual time; then it
+feeds the answers in and carries on. A long advance yields the event loop every
+``_STEPS_PER_SLICE`` events, still holding the world lock.
+
+In ``realtime`` mode a background task (``run_realtime``) catches the world up with
+``epoch of the run + (wall elapsed × speed)`` every ``TICK_S`` seconds, and each request
+catches it up first when no advance is running. An advance in realtime mode jumps ahead
+and the clock follows the wall clock from there. While real receivers are being waited on,
+virtual time stands still, then catches up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from clearing_sim.domain.errors import InvalidRequest
+from clearing_sim.http.delivery import Outgoing
+from clearing_sim.http.options import ClockMode
+from clearing_sim.http.simulation import Simulation
+
+__all__ = ["ADVANCE_MS_MAX", "TICK_S", "Clock"]
+
+TICK_S = 0.02
+#: One advance moves the clock at most this far (366 days): a typo must not hang the shim.
+ADVANCE_MS_MAX = 366 * 86_400_000
+_STEPS_PER_SLICE = 20_000
+_log = logging.getLogger("clearing_sim.http")
+
+
+class Clock:
+    def __init__(self, sim: Simulation, mode: ClockMode, speed: float = 1.0,
+                 wall_s: Callable[[], float] = time.monotonic) -> None:
+        self.sim = sim
+        self.mode = mode
+        self.speed = speed
+        self._wall_s = wall_s
+        self.advancing_to_ms: int | None = None
+        self._base_virtual_ms = 0
+        self._base_wall_s = 0.0
+        self.rebase()
+
+    def rebase(self) -> None:
+        """Realtime: follow the wall clock from the world's current virtual time."""
+        self._base_virtual_ms = self.sim.world.now_ms
+        self._base_wall_s = self._wall_s()
+
+    def wire(self) -> dict[str, Any]:
+        """``GET /sim/v1/clock``: ``now`` (ISO 8601 UTC, ms), ``nowMs`` (virtual ms since the
+        epoch), ``mode``; of ours: ``epoch``, ``unixSeconds`` (what a signature's ``t`` is
+        compared with), ``speed`` (realtime) and ``advancingTo`` (while an advance runs)."""
+        world = self.sim.world
+        return {"now": world.iso(), "nowMs": world.now_ms, "mode": self.mode.value,
+                "epoch": world.iso(0), "unixSeconds": self.sim.unix_s,
+                "speed": self.speed if self.mode is ClockMode.REALTIME else None,
+                "advancingTo": None if self.advancing_to_ms is None
+                else world.iso(self.advancing_to_ms)}
+
+    # moving the clock -------------------------------------------------------------------
+    async def advance(self, by_ms: int | None = None, until_ms: int | None = None) -> None:
+        """Advance by ``by_ms`` or to ``until_ms`` (virtual ms since the epoch); 400 when
+        that is before now or more than ``ADVANCE_MS_MAX`` ahead (judged once this advance
+        has the clock, after any advance before it)."""
+        async with self.sim.clock_lock:
+            now = self.sim.world.now_ms
+            target = now + by_ms if by_ms is not None else until_ms
+            assert target is not None
+            param = "seconds" if by_ms is not None else "until"
+            if target < now:
+                raise InvalidRequest.one(param, "invalid_value",
+                                         f"{param} would move the clock backwards, to "
+                                         f"{self.sim.world.iso(target)}; it is "
+                                         f"{self.sim.world.iso()} now")
+            if target - now > ADVANCE_MS_MAX:
+                raise InvalidRequest.one(param, "invalid_value",
+                                         f"{param} moves the clock more than 366 days at once")
+            await self._run(target)
+            if self.mode is ClockMode.REALTIME:
+                self.rebase()
+
+    async def catch_up(self) -> None:
+        """Realtime: run the world up to the wall clock's virtual time, unless an advance is
+        already running (its own requests, from receivers it waits on, must not wait)."""
+        if self.mode is not ClockMode.REALTIME or self.sim.clock_lock.locked():
+            return
+        async with self.sim.clock_lock:
+            target = self._base_virtual_ms + int((self._wall_s() - self._base_wall_s)
+                                                 * self.speed * 1000)
+            if target > self.sim.world.now_ms:
+                await self._run(target)
+
+    async def run_realtime(self) -> None:
+        """The realtime ticker: catch up every ``TICK_S`` seconds, until cancelled."""
+        while True:
+            await asyncio.sleep(TICK_S)
+            try:
+                await self.catch_up()
+            except Exception:
+                _log.exception("the realtime clock stopped: the world failed while running")
+                raise
+
+    async def _run(self, target_ms: int) -> None:
+        sim = self.sim
+        self.advancing_to_ms = target_ms
+        try:
+            while True:
+                async with sim.world_lock:
+                    batch = self._step(target_ms)
+                    while batch == []:  # a slice done: let the loop breathe, keep the world
+                        await asyncio.sleep(0)
+                        batch = self._step(target_ms)
+                if batch is None:
+                    return
+                assert sim.deliveries is not None
+                outcomes = await sim.deliveries.send(batch)
+                async with sim.world_lock:
+                    sim.deliveries.answer(batch, outcomes)
+        finally:
+            self.advancing_to_ms = None
+
+    def _step(self, target_ms: int) -> list[Outgoing] | None:
+        """Run events up to ``target_ms``: ``None`` when the clock is there; the requests
+        waiting for real receivers (the rest of their instant run first); ``[]`` after a
+        slice of ``_STEPS_PER_SLICE`` events."""
+        world, deliveries = self.sim.world, self.sim.deliveries
+        env = world.env
+        for _ in range(_STEPS_PER_SLICE):
+            if deliveries is not None and deliveries.outbox:
+                while env.peek() == world.now_ms:
+                    env.step()
+                return deliveries.take()
+            if env.peek() > target_ms:
+                if target_ms > world.now_ms:
+                    world.run_until(target_ms)
+                return None
+            env.step()
+        return []

@@ -1,0 +1,162 @@
+"""Real webhook deliveries: the simulated channel's requests POSTed to real receivers (httpx).
+
+Public names: ``Outgoing``, ``RealDeliveries``, ``RealOutcome``, ``USER_AGENT``.
+
+With ``--deliver-webhooks`` the application behind every subscribed URL is the real one.
+The simulated channel still decides everything it decides in-process: when each attempt is
+due, the signature (``t`` = the attempt's *virtual* send time, unix seconds), the network in
+front of the endpoint and the endpoint's own status (``PUT /sim/v1/receivers``). When a
+request reaches an endpoint that is up, the real receiver is asked (``Receivers.attach``;
+docs/semantics.md): the arrival waits on a SimPy event, which the clock
+(``clearing_sim.http.clock``) answers after POSTing the exact headers and raw body with httpx.
+The receiver's status is the attempt's status; one that cannot be reached answers as a
+gateway in front of it would: 502 (connection refused, no such host, TLS failure, or an
+address that is not public while private URLs are not allowed), 504 when it gives no answer
+within the 10-second delivery timeout of wall time. Each real POST is one ``http.delivery``
+log record (URL, event, attempt, copy, status, error): no wall-clock latency is logged, so a
+deterministic receiver leaves a deterministic log.
+
+The spec's public-address rule is checked again here against the real resolver (a name the
+simulated DNS calls public may resolve to a private address on this machine), unless
+private webhook URLs are allowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable
+from ipaddress import ip_address
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import httpx
+import simpy
+from attrs import frozen
+
+from clearing_sim.domain.delivery import DELIVERY_TIMEOUT_MS
+from clearing_sim.domain.webhook_url import address_class
+from clearing_sim.sim.receivers import Arrival
+
+if TYPE_CHECKING:
+    from clearing_sim.sim.eventlog import Record
+    from clearing_sim.sim.world import World
+
+__all__ = ["USER_AGENT", "Outgoing", "RealDeliveries", "RealOutcome"]
+
+USER_AGENT = "clearing-sim-webhooks/1"
+BAD_GATEWAY = 502
+GATEWAY_TIMEOUT = 504
+
+
+@frozen
+class Outgoing:
+    """One request that reached an endpoint that is up, waiting for the real receiver."""
+
+    arrival: Arrival
+    answer: simpy.Event
+
+
+@frozen
+class RealOutcome:
+    status: int
+    error: str | None = None  # why no real answer was received, or None
+
+
+class RealDeliveries:
+    def __init__(self, allow_private: bool,
+                 echo: Callable[[Arrival, RealOutcome], None] | None = None) -> None:
+        self.allow_private = allow_private
+        self.echo = echo
+        self.outbox: list[Outgoing] = []
+        self._world: World | None = None
+        self._attached: set[str] = set()
+
+    def watch(self, world: World) -> None:
+        """Deliver this world's webhooks from now on (a reset brings a new world)."""
+        self._world = world
+        self._attached = set()
+        self.outbox = []
+        world.log.listen(self._on_record)
+
+    def _on_record(self, record: Record) -> None:
+        # Fan-out names the subscriptions before their deliveries exist: attach the real
+        # receiver behind each URL then, whatever URL the subscription was created with.
+        if record.kind != "webhook.event" or self._world is None:
+            return
+        world = self._world
+        wanted = record["subscriptionIds"]
+        assert isinstance(wanted, list)
+        for subscription_id in wanted:
+            subscription = world.subscriptions.get(str(subscription_id))
+            if subscription is not None and subscription.url not in self._attached:
+                self._attached.add(subscription.url)
+                world.webhooks.receivers.attach(subscription.url, self._arrived)
+
+    def _arrived(self, arrival: Arrival) -> simpy.Event:
+        assert self._world is not None
+        answer = self._world.env.event()
+        self.outbox.append(Outgoing(arrival, answer))
+        return answer
+
+    def take(self) -> list[Outgoing]:
+        batch, self.outbox = self.outbox, []
+        return batch
+
+    # the network ----------------------------------------------------------------------------
+    async def send(self, batch: list[Outgoing]) -> list[RealOutcome]:
+        """POST every request of the batch at once; the outcomes in the batch's order."""
+        timeout = httpx.Timeout(DELIVERY_TIMEOUT_MS / 1000)
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
+                                     trust_env=False) as client:
+            return list(await asyncio.gather(*(self._post(client, item.arrival.request.url,
+                                                          item.arrival.request.headers,
+                                                          item.arrival.request.body)
+                                               for item in batch)))
+
+    async def _post(self, client: httpx.AsyncClient, url: str,
+                    headers: tuple[tuple[str, str], ...], body: bytes) -> RealOutcome:
+        if not self.allow_private:
+            refused = await _not_public(url)
+            if refused is not None:
+                return RealOutcome(BAD_GATEWAY, refused)
+        try:
+            response = await client.post(url, content=body,
+                                         headers=[*headers, ("User-Agent", USER_AGENT)])
+        except httpx.TimeoutException:
+            return RealOutcome(GATEWAY_TIMEOUT, "timeout: no answer within "
+                                                f"{DELIVERY_TIMEOUT_MS // 1000} s")
+        except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as error:
+            return RealOutcome(BAD_GATEWAY, f"{type(error).__name__}: {error}"[:300])
+        return RealOutcome(response.status_code)
+
+    def answer(self, batch: list[Outgoing], outcomes: list[RealOutcome]) -> None:
+        """Feed the real outcomes back into the simulation, in the batch's order."""
+        assert self._world is not None
+        for item, outcome in zip(batch, outcomes, strict=True):
+            a = item.arrival
+            self._world.log.append("http.delivery", url=a.request.url, eventId=a.event_id,
+                                   subscriptionId=a.subscription_id, attempt=a.attempt,
+                                   copy=a.copy, status=outcome.status, error=outcome.error)
+            item.answer.succeed(outcome.status)
+            if self.echo is not None:
+                self.echo(a, outcome)
+
+
+async def _not_public(url: str) -> str | None:
+    """Why the URL's host is not a public address on this machine's resolver, or None."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port,
+                                                              type=socket.SOCK_STREAM)
+    except (OSError, ValueError) as error:
+        return f"cannot resolve {host}: {error}"[:300]
+    for info in infos:
+        address = ip_address(str(info[4][0]).partition("%")[0])
+        reason = address_class(address)
+        if reason is not None:
+            return (f"address_not_public: {host} resolves to {address}, {reason} "
+                    "(serve with --allow-private-webhook-urls for a receiver on this machine)")
+    return None

@@ -1,0 +1,86 @@
+"""The operator surface ``/sim/v1``: its route table, its token, and its one door.
+
+Public names: ``OPERATOR_ROUTES``, ``OperatorSurface``, ``match``.
+
+Every route needs ``Authorization: Bearer <operator token>`` (compared in constant time) and
+answers with the API's envelopes (``{data, meta}``, ``{errors, meta}``) and error codes, in
+the API's precedence: route (404 ``route_not_found``, 405 ``method_not_allowed``), then the
+token (401 ``authentication_required`` / ``invalid_credential``), then the body and the
+state. The routes themselves live beside their ideas: ``controls`` (clock, reset, fixes,
+behaviours, receivers), ``participants`` (the cast and credentials) and ``views`` (deliveries,
+balances, the log).
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from clearing_sim.domain.errors import DomainError, MethodNotAllowed, NotFound, Unauthenticated
+from clearing_sim.http import controls, participants, views
+from clearing_sim.http.clock import Clock
+from clearing_sim.http.simulation import Simulation
+from clearing_sim.http.surface import OperatorContext, OperatorRoute
+from clearing_sim.service import envelope
+from clearing_sim.service.messages import Request, Response, encode_json
+
+__all__ = ["OPERATOR_ROUTES", "OperatorSurface", "match"]
+
+OPERATOR_ROUTES: tuple[OperatorRoute, ...] = (
+    *controls.ROUTES,
+    *participants.ROUTES,
+    *views.ROUTES,
+)
+_JSON = (("Content-Type", "application/json"),)
+
+
+def match(method: str, path: str) -> tuple[OperatorRoute, dict[str, str]]:
+    """The operator route for this method and path; 404 or 405 otherwise."""
+    allowed: list[str] = []
+    for route in OPERATOR_ROUTES:
+        params = route.match(path)
+        if params is None:
+            continue
+        if route.method == method:
+            return route, params
+        allowed.append(route.method)
+    if allowed:
+        raise MethodNotAllowed.one(None, "method_not_allowed",
+                                   f"{method} is not allowed on {path[:200]}; allowed: "
+                                   f"{', '.join(allowed)}")
+    raise NotFound.one(None, "route_not_found", f"no route {path[:200]}")
+
+
+class OperatorSurface:
+    def __init__(self, sim: Simulation, clock: Clock, token: str) -> None:
+        self.sim = sim
+        self.clock = clock
+        self._token = token.encode()
+
+    def _authenticate(self, authorization: str | None) -> None:
+        if authorization is None or not authorization.strip():
+            raise Unauthenticated.one(None, "authentication_required",
+                                      "the operator surface needs Authorization: Bearer "
+                                      "<operator token>")
+        scheme, _, token = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+                token.strip().encode(), self._token):
+            raise Unauthenticated.one(None, "invalid_credential",
+                                      "this is not the operator token the shim was started "
+                                      "with (clearing-sim serve --operator-token)")
+
+    async def handle(self, request: Request) -> Response:
+        command_id = self.sim.command_id()
+        try:
+            route, params = match(request.method, request.path)
+            self._authenticate(request.header("Authorization"))
+            ctx = OperatorContext(self.sim, self.clock, request, params)
+            if route.exclusive:
+                async with self.sim.world_lock:
+                    reply = await route.handler(ctx)
+            else:
+                reply = await route.handler(ctx)
+            return Response(reply.status, _JSON, encode_json(envelope.success(reply,
+                                                                              command_id)))
+        except DomainError as error:
+            return Response(error.status, _JSON, encode_json(envelope.failure(error,
+                                                                              command_id)))

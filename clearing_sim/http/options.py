@@ -1,0 +1,32 @@
+"""What ``clearing-sim serve`` was asked for, as one value.
+
+Public names: ``ClockMode``, ``ServeOptions``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from attrs import field, frozen, validators
+
+from clearing_sim.sim.world import Environment
+
+__all__ = ["ClockMode", "ServeOptions"]
+
+
+class ClockMode(StrEnum):
+    MANUAL = "manual"  # virtual time moves only on POST /sim/v1/clock/advance
+    REALTIME = "realtime"  # virtual time follows the wall clock times ``speed``
+
+
+@frozen
+class ServeOptions:
+    """The served simulation's settings (the command line's options, checked)."""
+
+    operator_token: str = field(validator=validators.min_len(1))
+    seed: int | None = None  # None: the world file's seed, or 0
+    environment: Environment | None = None  # None: the world file's, or sandbox
+    clock: ClockMode = ClockMode.MANUAL
+    speed: float = field(default=1.0, validator=validators.gt(0.0))
+    deliver_webhooks: bool = False
+    allow_private_webhook_urls: bool = False

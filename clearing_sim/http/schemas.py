@@ -1,0 +1,272 @@
+"""JSON Schemas of every request and response body, for the OpenAPI document.
+
+Public names: ``SCHEMAS``, ``ERROR_CODES``, ``SERVICE_VERSIONS``, ``ref``, ``array``.
+
+One schema per wire shape, named as ``#/components/schemas/<name>``. Request bodies are
+closed (``additionalProperties: false``) where the API refuses unknown fields; response
+bodies list every field the API always sends as required and leave the rest open, so a
+field added later does not break a client that validates. ``null`` is spelt as a type
+(OpenAPI 3.1 is JSON Schema 2020-12).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clearing_sim.domain.errors import CATALOGUE
+from clearing_sim.domain.lifecycle import EventType
+from clearing_sim.domain.profile import CommitPoint, CustodyModel, FeedbackChannel, FiatLeg, Ledger
+from clearing_sim.service.versions import SUPPORTED_VERSIONS
+
+__all__ = ["ERROR_CODES", "SCHEMAS", "SERVICE_VERSIONS", "Schema", "array", "ref"]
+
+Schema = dict[str, Any]
+
+ERROR_CODES: tuple[str, ...] = tuple(CATALOGUE)
+SERVICE_VERSIONS: tuple[str, ...] = tuple(SUPPORTED_VERSIONS)
+
+STR: Schema = {"type": "string"}
+NSTR: Schema = {"type": ["string", "null"]}
+INT: Schema = {"type": "integer"}
+NUM: Schema = {"type": "number"}
+BOOL: Schema = {"type": "boolean"}
+TS: Schema = {"type": "string", "format": "date-time"}
+NTS: Schema = {"type": ["string", "null"], "format": "date-time"}
+UUID: Schema = {"type": "string", "format": "uuid"}
+NUUID: Schema = {"type": ["string", "null"], "format": "uuid"}
+DECIMAL: Schema = {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$",
+                   "description": "a decimal string"}
+ANY_OBJECT: Schema = {"type": "object"}
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def enum(*values: str) -> Schema:
+    return {"type": "string", "enum": list(values)}
+
+
+def obj(required: dict[str, Schema], optional: dict[str, Schema] | None = None, *,
+        closed: bool = False, description: str | None = None) -> Schema:
+    schema: Schema = {"type": "object", "properties": {**required, **(optional or {})}}
+    if required:
+        schema["required"] = list(required)
+    if closed:
+        schema["additionalProperties"] = False
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def array(items: Schema, **more: Any) -> Schema:
+    return {"type": "array", "items": items, **more}
+
+
+def _values(kind: Any) -> list[str]:
+    return [member.value for member in kind]
+
+
+_EVENTS = enum(*_values(EventType))
+_LEDGERS = enum(*_values(Ledger))
+_CUSTODY = enum("self-custody", "self_custody", "mpc", "caas")
+_STEPS = array(obj({"order": INT, "title": STR, "url": STR}))
+_PARTY = ref("Party")
+_ASSET = obj({"code": STR}, {"issuer": STR})
+
+_API: dict[str, Schema] = {
+    "Meta": obj({"commandId": UUID}, {"nextCursor": NSTR}),
+    "Error": obj({"type": STR, "code": enum(*ERROR_CODES), "message": STR}, {"param": STR}),
+    "ErrorEnvelope": obj({"errors": array(ref("Error"), minItems=1), "meta": ref("Meta")}),
+    "Asset": _ASSET,
+    "Money": obj({"amount": DECIMAL, "asset": ref("Asset")}),
+    "Party": obj({"participantId": UUID,
+                  "participantKind": enum("clearing_member", "stablecoin_issuer"),
+                  "participantName": STR}),
+    "SystemStatus": obj({"checkedAt": TS, "engineStatus": STR, "engineStalledJobs": INT,
+                         "onChainStatus": STR, "onChainLatencyMs": {"type": ["number", "null"]},
+                         "rtgsConnection": STR, "rtgsLatencyMs": {"type": ["number", "null"]}}),
+    "IntegrationPathRequest": obj(
+        {"role": enum("participant", "issuer", "administrator"), "custodyModel": _CUSTODY,
+         "chain": enum("stellar", "evm", "solana", "canton")},
+        {"commitPoint": enum(*_values(CommitPoint)), "preBurnTransferRequired": BOOL},
+        closed=True),
+    "IntegrationPath": obj({"derivedMode": STR, "custodyCompatible": BOOL, "chainStatus": STR,
+                            "steps": _STEPS}),
+    "OnboardingRequest": obj(
+        {"organisationName": STR, "role": enum("participant", "issuer"),
+         "primaryContact": obj({"name": STR, "email": STR}, closed=True),
+         "custodyModel": _CUSTODY,
+         "chains": array(enum("stellar", "evm", "solana", "canton"), minItems=1,
+                         uniqueItems=True)},
+        {"commitPoint": enum(*_values(CommitPoint)), "preBurnTransferRequired": BOOL,
+         "dryRun": BOOL, "intendedUseCase": STR, "expectedMonthlyVolumeGbp": DECIMAL},
+        closed=True),
+    "OnboardingApplication": obj({
+        "applicationId": UUID, "status": STR, "derivedMode": NSTR,
+        "custodyCompatible": {"type": ["boolean", "null"]},
+        "sandbox": obj({"accessGranted": BOOL, "apiKeyId": NUUID, "apiKeySecret": NSTR,
+                        "participantId": NUUID}),
+        "production": obj({"accessGranted": BOOL, "reviewEta": STR})}),
+    "OnboardingDryRun": obj({"dryRun": BOOL, "derivedMode": STR, "custodyCompatible": BOOL,
+                             "chainStatus": STR, "steps": _STEPS}),
+    "Leg": obj({"amount": STR, "asset": obj({"code": STR}, {"issuer": STR}, closed=True)},
+               closed=True),
+    "AgentRef": obj({"agentId": STR, "mandateProof": STR}, closed=True),
+    "InitiateRequest": obj(
+        {"useCase": enum("redeem", "swap"), "paymentReference": STR, "source": ref("Leg"),
+         "target": ref("Leg")}, {"agent": ref("AgentRef")}, closed=True),
+    "CancelRequest": obj({}, {"agent": ref("AgentRef")}, closed=True),
+    "Empty": obj({}, closed=True, description="no fields; the body may be left out"),
+    "Transaction": obj({
+        "id": UUID, "paymentReference": STR, "useCase": enum("redeem", "swap"),
+        "lifecycleStatus": enum("received", "in-flight", "settled", "cancelled", "failed"),
+        "parked": BOOL, "terminal": BOOL, "initiatedAt": TS, "updatedAt": TS,
+        "source": obj({"amount": ref("Money"), "party": _PARTY}),
+        "target": obj({"amount": ref("Money"), "party": _PARTY}),
+        "actions": obj({"cancel": obj({"allowed": BOOL}, {"reason": STR}),
+                        "override": obj({"cancel": obj({"allowed": BOOL}),
+                                         "settle": obj({"allowed": BOOL})})}),
+        "details": obj({"chain": STR, "rtgs": STR,
+                        "sagaStep": obj({"current": INT, "name": STR, "total": INT})},
+                       {"reason": obj({"code": STR})}),
+        "saga": obj({"currentStepIndex": INT,
+                     "steps": array(obj({"name": STR, "status": enum(
+                         "done", "current", "pending", "cancelled")}, {"happenedAt": TS}))}),
+        "debitAmount": DECIMAL, "platformFeeAmount": DECIMAL, "receiveAmount": DECIMAL,
+        "feeStatus": STR, "settlement": obj({"creditor": _PARTY, "debtor": _PARTY})}),
+    "TransactionItem": obj({"id": UUID, "lifecycleStatus": STR, "parked": BOOL,
+                            "paymentReference": STR, "terminal": BOOL,
+                            "useCase": enum("redeem", "swap")}),
+    "RecoveryStatus": obj({
+        "transactionId": UUID, "lifecycleStatus": STR, "parked": BOOL, "terminal": BOOL,
+        "recoverable": BOOL, "awaiting": enum("operator", "service", "none"),
+        "reason": {"type": ["object", "null"], "properties": {"code": STR}},
+        "parkedAt": NTS, "operatorFixes": INT, "lastOperatorFixAt": NTS,
+        "history": array(obj({"at": TS, "event": STR, "lifecycleStatus": STR,
+                              "parked": BOOL}))}),
+    "ReserveArtifact": obj({
+        "artifactId": UUID, "issuerId": UUID, "keyId": STR, "generatedAt": TS, "pass": BOOL,
+        "snapshot": obj({"reservesGbp": DECIMAL, "supplyIssued": DECIMAL,
+                         "centralBankDepositRatio": NUM}),
+        "proofSystem": STR, "proof": STR}),
+    "VerifyRequest": obj({"artifact": ref("ReserveArtifact")}, closed=True),
+    "VerifyResult": obj({"pass": BOOL, "keyId": STR},
+                        {"proofVerified": BOOL, "policySatisfied": BOOL}),
+    "AgentCapabilities": obj({}, {"initiateTransaction": BOOL, "cancelOwnTransaction": BOOL},
+                             closed=True),
+    "AgentCreate": obj({"capabilities": ref("AgentCapabilities"), "expiresAt": STR},
+                       {"amountCapGbp": NSTR}, closed=True),
+    "Agent": obj({"agentId": STR, "participantId": UUID,
+                  "capabilities": obj({}, {"initiateTransaction": BOOL,
+                                           "cancelOwnTransaction": BOOL}),
+                  "amountCapGbp": NSTR, "expiresAt": TS, "revokedAt": NTS, "createdAt": TS},
+                 {"mandateProof": STR}),
+    "AgentList": obj({"agents": array(obj({"agentId": STR, "participantId": UUID,
+                                           "expiresAt": TS, "revokedAt": NTS})),
+                      "total": INT}),
+    "WebhookCreate": obj({"url": STR, "events": array(_EVENTS, minItems=1, uniqueItems=True)},
+                         {"description": STR}, closed=True),
+    "WebhookSubscription": obj(
+        {"id": STR, "url": STR, "events": array(_EVENTS), "description": NSTR,
+         "status": enum("active", "disabled"), "createdAt": TS, "lastDeliveryAt": NTS,
+         "lastSuccessAt": NTS, "failingSince": NTS, "disableAt": NTS, "disabledAt": NTS,
+         "pendingDeliveries": INT}, {"signingSecret": STR}),
+    "IssuerProfile": obj(
+        {"commitPoint": enum(*_values(CommitPoint)), "custodyModel": enum(*_values(CustodyModel)),
+         "feedbackChannel": array(enum(*_values(FeedbackChannel)), uniqueItems=True),
+         "fiatLeg": enum(*_values(FiatLeg)), "ledger": _LEDGERS},
+        {"preBurnTransferRequired": BOOL, "apiBaseUrl": STR, "mintDeliveryTarget": STR,
+         "finalityClass": STR, "amountPrecision": INT, "approvalSlaSeconds": INT,
+         "webhookUrl": STR, "refundUrl": STR}, closed=True),
+    "SavedProfile": obj({"issuerId": UUID, "profileVersion": INT, "commitPoint": STR,
+                         "custodyModel": STR, "feedbackChannel": array(STR), "fiatLeg": STR,
+                         "ledger": STR, "effectiveFrom": TS}),
+    "DelegationRequest": obj({"chain": _LEDGERS, "accountId": STR}, closed=True),
+    "DelegationResult": obj({"verified": BOOL,
+                             "signers": array(obj({"key": STR, "weight": INT})),
+                             "thresholds": obj({"low": INT, "medium": INT, "high": INT}),
+                             "serviceOperatorKey": STR, "meetsPolicyRequirement": BOOL}),
+    "IssuerConformanceRun": obj({
+        "runId": UUID, "issuerId": UUID, "profileVersion": INT, "derivedMode": STR,
+        "apiBaseUrl": NSTR, "status": STR, "passed": {"type": ["boolean", "null"]},
+        "startedAt": NTS, "completedAt": NTS,
+        "scenarios": array(obj({"name": STR, "mandatory": BOOL, "status": STR,
+                                "transactionId": NUUID, "startedAt": NTS, "concludedAt": NTS,
+                                "detail": ANY_OBJECT}))}),
+    "ArmRequest": obj({"scenario": enum("rejected", "failed", "silence"),
+                       "transactionId": STR}, closed=True),
+    "ArmResult": obj({"transactionId": UUID, "scenario": STR, "armed": BOOL}),
+    "InvitationRequest": obj({"email": STR}, closed=True),
+    "Invitation": obj({"invitationId": STR, "email": STR, "participantId": UUID,
+                       "role": STR, "status": STR, "createdAt": TS, "expiresAt": TS}),
+}
+
+_LATENCY: Schema = {
+    "description": "whole milliseconds, a duration string (250ms, 5s, 15m), or one of "
+                   "{fixed: D}, {uniform: [D, D]}, {exponential: D}, "
+                   "{lognormal: {median: D, sigma: X, max: D}}",
+    "anyOf": [{"type": "integer", "minimum": 0}, STR, ANY_OBJECT]}
+_PROBABILITY: Schema = {"type": "number", "minimum": 0, "maximum": 1}
+_LATENCY_NAMES = ("request", "ack", "approval", "execution", "webhook", "refund")
+_OUTCOME_NAMES = ("rejected", "failed", "silence")
+
+_OPERATOR: dict[str, Schema] = {
+    "Clock": obj({"now": TS, "nowMs": INT, "mode": enum("manual", "realtime"), "epoch": TS,
+                  "unixSeconds": INT, "speed": {"type": ["number", "null"]},
+                  "advancingTo": NTS}),
+    "AdvanceRequest": {**obj({}, {"seconds": {"type": "number", "minimum": 0},
+                                  "until": TS}, closed=True),
+                       "oneOf": [{"required": ["seconds"]}, {"required": ["until"]}]},
+    "ResetRequest": obj({}, {"seed": INT}, closed=True),
+    "ResetResult": obj({"seed": INT, "environment": enum("sandbox", "production"),
+                        "clock": ref("Clock"),
+                        "participants": array(obj({"key": STR, "participantId": UUID,
+                                                   "participantName": STR, "apiKey": STR}))}),
+    "NewAsset": obj({"code": STR, "ledger": _LEDGERS}, {"currency": STR}, closed=True),
+    "IssuerBehaviour": obj({}, {
+        "latency": obj({}, {name: _LATENCY for name in _LATENCY_NAMES}, closed=True),
+        "outcomes": obj({}, {name: _PROBABILITY for name in _OUTCOME_NAMES}, closed=True)},
+        closed=True),
+    "IssuerBehaviourResult": obj({"issuerId": UUID,
+                                  "latency": obj({name: _LATENCY for name in _LATENCY_NAMES}),
+                                  "outcomes": obj({name: _PROBABILITY
+                                                   for name in _OUTCOME_NAMES})}),
+    "ParticipantCreate": obj(
+        {"kind": enum("clearing_member", "stablecoin_issuer"), "name": STR},
+        {"wallets": {"type": "object", "additionalProperties": DECIMAL,
+                     "description": "members: asset code → amount to fund"},
+         "rtgsBalanceGbp": DECIMAL, "assets": array(ref("NewAsset")),
+         "profile": ref("IssuerProfile"), "behaviour": ref("IssuerBehaviour")}, closed=True),
+    "ParticipantCreated": obj({"participantId": UUID, "participantKind": STR,
+                               "participantName": STR, "apiKey": STR, "apiKeyId": UUID,
+                               "adminToken": STR, "assets": array(ref("Asset"))}),
+    "Participant": obj({"participantId": UUID, "participantKind": STR, "participantName": STR,
+                        "assets": array(ref("Asset"))}),
+    "ParticipantRef": obj({"participantId": STR}, closed=True),
+    "Session": obj({"token": STR, "participantId": UUID, "expiresAt": TS}),
+    "ApiKey": obj({"apiKey": STR, "apiKeyId": UUID, "participantId": UUID}),
+    "ReceiverRequest": obj(
+        {"url": STR, "status": {"type": "integer", "minimum": 100, "maximum": 599}},
+        {"until": TS, "latencyMs": {"type": "integer", "minimum": 0, "maximum": 3_600_000},
+         "lossRate": _PROBABILITY, "duplicateRate": _PROBABILITY}, closed=True),
+    "Receiver": obj({"url": STR, "status": INT, "until": NTS,
+                     "latencyMs": {"type": ["integer", "null"]}, "lossRate": NUM,
+                     "duplicateRate": NUM}),
+    "DeliveryAttempt": obj({
+        "eventId": STR, "eventType": _EVENTS, "transactionId": UUID, "subscriptionId": STR,
+        "url": STR, "attempt": INT, "at": TS,
+        "request": obj({"headers": {"type": "object", "additionalProperties": STR},
+                        "body": STR}),
+        "response": {"type": ["object", "null"], "properties": {"status": INT}},
+        "outcome": enum("delivered", "failed", "lost"), "fault": NSTR,
+        "nextAttemptAt": NTS}),
+    "Balances": obj({"participantId": UUID,
+                     "wallets": {"type": "object", "additionalProperties": DECIMAL},
+                     "rtgsBalanceGbp": DECIMAL, "rtgsEarmarkedGbp": DECIMAL}),
+    "LogRecord": obj({"seq": INT, "at": TS, "atMs": INT, "kind": STR, "fields": ANY_OBJECT}),
+    "Digest": obj({"digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"}, "records": INT,
+                   "seed": INT}),
+}
+
+SCHEMAS: dict[str, Schema] = {**_API, **_OPERATOR}

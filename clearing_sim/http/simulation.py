@@ -1,0 +1,113 @@
+"""The served simulation: one world, its API, the operator's ids, and the locks around them.
+
+Public names: ``Simulation``, ``StagedParticipant``.
+
+One ``Simulation`` per application. It builds its ``World`` from the options (seed,
+environment) or from a world file (a scenario file's world, members, issuers, agents and
+webhooks, staged by ``clearing_sim.scenario.stage``; its steps are not run), and builds it
+again on reset. Everything here runs on one event loop: ``world_lock`` is held by every
+request that reads or changes the world and by the clock while it runs events;
+``clock_lock`` is held by one advance (or reset) at a time, also while the clock waits for
+real webhook receivers, when the world lock is free so their calls back are served.
+
+The operator surface draws its command ids from a stream of its own (seeded like the
+world, but not the world's), so operator calls never shift the ids the API hands out: the
+same requests give the same bytes and digest as the same calls made in-process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from attrs import frozen
+
+from clearing_sim.http.delivery import RealDeliveries
+from clearing_sim.http.options import ServeOptions
+from clearing_sim.scenario.model import Scenario
+from clearing_sim.scenario.stage import Stage
+from clearing_sim.service.api import ServiceAPI
+from clearing_sim.sim.participants import Participant
+from clearing_sim.sim.streams import IdFactory, Streams
+from clearing_sim.sim.world import Environment, World, WorldConfig
+
+__all__ = ["Simulation", "StagedParticipant"]
+
+
+@frozen
+class StagedParticipant:
+    """A participant a world file defined, with the API key staging issued it."""
+
+    key: str  # its name in the file
+    participant: Participant
+    api_key: str
+
+
+class Simulation:
+    def __init__(self, options: ServeOptions, scenario: Scenario | None = None,
+                 deliveries: RealDeliveries | None = None) -> None:
+        self.options = options
+        self.scenario = scenario
+        self.deliveries = deliveries
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._world_lock = asyncio.Lock()
+        self._clock_lock = asyncio.Lock()
+        self.staged: tuple[StagedParticipant, ...] = ()
+        self.seed = 0
+        self.world: World
+        self.api: ServiceAPI
+        self.ids: IdFactory
+        self.build(options.seed)
+
+    # the world ------------------------------------------------------------------------------
+    def build(self, seed: int | None) -> None:
+        """A fresh world (from the world file when there is one); ``None``: the default seed."""
+        scenario = self.scenario
+        if seed is None:
+            seed = self.options.seed if self.options.seed is not None else (
+                scenario.world.seed if scenario is not None else 0)
+        if scenario is not None:
+            stage = Stage(scenario, seed)
+            stage.open()
+            self.world, self.api = stage.world, stage.api
+            self.staged = tuple(StagedParticipant(key, party, stage.keys[key])
+                                for key, party in stage.parties.items())
+        else:
+            environment = self.options.environment or Environment.SANDBOX
+            self.world = World(WorldConfig(seed=seed, environment=environment))
+            self.api = ServiceAPI(self.world)
+            self.staged = ()
+        self.seed = seed
+        self.ids = IdFactory(Streams(seed))
+        if self.deliveries is not None:
+            self.deliveries.watch(self.world)
+
+    def command_id(self) -> str:
+        """A ``meta.commandId`` for an answer of the operator surface (not the world's ids)."""
+        return self.ids.uuid("operator-command")
+
+    @property
+    def unix_s(self) -> int:
+        """The virtual clock in unix seconds: what ``t`` of a signature is compared with."""
+        return (self.world.epoch_ms + self.world.now_ms) // 1000
+
+    # locks ----------------------------------------------------------------------------------
+    def _bind(self) -> None:
+        # A test client may run the app on a fresh event loop per request; asyncio locks
+        # belong to the loop that first waits on them, so an idle pair is remade per loop.
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            assert not (self._world_lock.locked() or self._clock_lock.locked()), \
+                "the simulation is busy on another event loop"
+            self._loop = loop
+            self._world_lock = asyncio.Lock()
+            self._clock_lock = asyncio.Lock()
+
+    @property
+    def world_lock(self) -> asyncio.Lock:
+        self._bind()
+        return self._world_lock
+
+    @property
+    def clock_lock(self) -> asyncio.Lock:
+        self._bind()
+        return self._clock_lock

@@ -1,0 +1,153 @@
+"""What an operator route handler gets and gives, and the readers the operator bodies share.
+
+Public names: ``OperatorContext``, ``OperatorRoute``, ``OperatorHandler``, ``read_number``,
+``read_timestamp_ms``, ``no_query``, ``participant_of``.
+
+The operator surface (``/sim/v1``) is a door like ``/api/v1``: handlers read bodies with the
+API's ``Fields``, refuse with the API's ``DomainError`` codes and answer a ``Reply`` that the
+API's envelope renders. Handlers are coroutines because the clock's are (an advance waits).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
+
+from attrs import frozen
+
+from clearing_sim.domain.errors import InvalidRequest, NotFound
+from clearing_sim.domain.timefmt import parse_iso
+from clearing_sim.service.body import Fields, parse_json_object
+from clearing_sim.service.context import Reply
+from clearing_sim.service.messages import Request
+from clearing_sim.sim.participants import Participant
+
+if TYPE_CHECKING:
+    from clearing_sim.http.clock import Clock
+    from clearing_sim.http.simulation import Simulation
+    from clearing_sim.sim.world import World
+
+__all__ = ["OperatorContext", "OperatorHandler", "OperatorRoute", "no_query", "participant_of",
+           "read_number", "read_timestamp_ms"]
+
+
+@frozen
+class OperatorContext:
+    sim: Simulation
+    clock: Clock
+    request: Request
+    params: dict[str, str]
+
+    @property
+    def world(self) -> World:
+        return self.sim.world
+
+    def fields(self, *, empty_ok: bool = False) -> Fields:
+        return Fields(parse_json_object(self.request.body, empty_ok=empty_ok))
+
+
+OperatorHandler = Callable[[OperatorContext], Awaitable[Reply]]
+
+
+@frozen
+class OperatorRoute:
+    """One ``/sim/v1`` route. ``exclusive``: the door holds the world lock around the
+    handler (every route but those that take the clock, which lock for themselves)."""
+
+    method: str
+    template: str
+    handler: OperatorHandler
+    summary: str
+    exclusive: bool = True
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return tuple(self.template.strip("/").split("/"))
+
+    def match(self, path: str) -> dict[str, str] | None:
+        parts = path.strip("/").split("/")
+        if path.endswith("/") or len(parts) != len(self.segments):
+            return None
+        params: dict[str, str] = {}
+        for pattern, part in zip(self.segments, parts, strict=True):
+            if pattern.startswith("{"):
+                if not part:
+                    return None
+                params[pattern[1:-1]] = part
+            elif pattern != part:
+                return None
+        return params
+
+
+def read_number(f: Fields, name: str, *, low: float, high: float,
+                required: bool = False) -> Decimal | None:
+    """A JSON number (not a boolean, not a string) in ``[low, high]``, exactly as written."""
+    if name not in f.obj or (f.obj[name] is None and not required):
+        if required:
+            f.problem(name, "required", f"{f.path(name)} is required")
+        return None
+    value = f.obj[name]
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, float) and not math.isfinite(value)):
+        f.problem(name, "invalid_type", f"{f.path(name)} must be a number")
+        return None
+    try:
+        exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    except InvalidOperation:  # pragma: no cover - repr of a finite float always parses
+        f.problem(name, "invalid_type", f"{f.path(name)} must be a number")
+        return None
+    if not low <= exact <= high:
+        f.problem(name, "invalid_value", f"{f.path(name)} must be from {_plain(low)} to "
+                                         f"{_plain(high)}")
+        return None
+    return exact
+
+
+def _plain(value: float) -> str:
+    return f"{value:.0f}" if value == int(value) else f"{value}"
+
+
+def read_timestamp_ms(f: Fields, name: str, world: World, *, required: bool = False,
+                      before_epoch_ok: bool = False) -> int | None:
+    """An ISO 8601 timestamp with a zone, as virtual ms since the world's epoch (negative
+    only when ``before_epoch_ok``)."""
+    text = f.text(name, required=required, length_max=64)
+    if text is None:
+        return None
+    try:
+        unix_ms = parse_iso(text)
+    except (ValueError, OverflowError):
+        f.problem(name, "invalid_timestamp", f"{f.path(name)} must be an ISO 8601 timestamp "
+                                             "with a time zone, like 2026-01-01T00:15:00Z")
+        return None
+    if unix_ms < world.epoch_ms and not before_epoch_ok:
+        f.problem(name, "invalid_value", f"{f.path(name)} is before the world's epoch, "
+                                         f"{world.iso(0)}")
+        return None
+    return unix_ms - world.epoch_ms
+
+
+def no_query(ctx: OperatorContext, *allowed: str) -> dict[str, str]:
+    """The query parameters, each named in ``allowed`` and given once; 400 otherwise."""
+    found: dict[str, str] = {}
+    for name, value in ctx.request.query:
+        if name not in allowed:
+            takes = f"it takes {', '.join(allowed)}" if allowed else "it takes none"
+            raise InvalidRequest.one(name[:40], "invalid_query",
+                                     f"unknown query parameter {name[:40]!r}; {takes}")
+        if name in found:
+            raise InvalidRequest.one(name, "invalid_query", f"{name} is given twice")
+        found[name] = value
+    return found
+
+
+def participant_of(world: World, participant_id: str | None, *,
+                   param: str | None = "participantId") -> Participant:
+    """The participant, or 404 ``participant_not_found``."""
+    found = world.participants.get(participant_id) if participant_id is not None else None
+    if found is None:
+        shown = (participant_id or "")[:64]
+        raise NotFound.one(param, "participant_not_found", f"no participant {shown}")
+    return found

@@ -1,0 +1,147 @@
+"""Operator routes that read the world: deliveries, balances, the event log and its digest.
+
+Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``delivery_attempts``.
+
+Everything here is read from the event log or the ledgers, never from a process's private
+state (DESIGN.md: the log is the spine):
+
+- ``GET /sim/v1/deliveries?transactionId=&subscriptionId=``: every webhook attempt whose
+  outcome is known (``webhook.attempt`` records), oldest send first, with the event it
+  carried (``webhook.event``), the request exactly as signed and sent, the answer's status
+  (null when the request was lost or timed out) and ``outcome``: ``delivered`` (2xx in time),
+  ``lost`` (the network lost the request), ``failed`` (anything else).
+- ``GET /sim/v1/balances?participantId=``: ``wallets`` (asset code → amount, at the asset's
+  places; ``CODE:issuer`` when a participant holds two assets with one code),
+  ``rtgsBalanceGbp`` and ``rtgsEarmarkedGbp``.
+- ``GET /sim/v1/log?kind=&cursor=&limit=``: records in order; ``kind`` is a record kind or a
+  family (``webhook.``); ``cursor`` a record's ``seq`` to start at (``meta.nextCursor``, or the
+  last ``seq`` + 1 to follow the log); ``limit`` 1–1000, default 100.
+- ``GET /sim/v1/digest``: the log's sha256 digest, as ``clearing-sim demo`` prints it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from itertools import islice
+from typing import Any
+
+from clearing_sim.domain.errors import InvalidRequest
+from clearing_sim.domain.money import Money
+from clearing_sim.http.surface import OperatorContext, OperatorRoute, no_query, participant_of
+from clearing_sim.service.context import Reply
+from clearing_sim.sim.eventlog import Record
+from clearing_sim.sim.world import World
+
+__all__ = ["LOG_LIMIT_MAX", "ROUTES", "delivery_attempts"]
+
+LOG_LIMIT_MAX = 1000
+LOG_LIMIT_DEFAULT = 100
+_PENNY = Decimal("0.01")
+
+
+def _outcome(record: Record) -> str:
+    if record["outcome"] == "success":
+        return "delivered"
+    return "lost" if record["fault"] == "lost" else "failed"
+
+
+def delivery_attempts(world: World, transaction_id: str | None = None,
+                      subscription_id: str | None = None) -> list[dict[str, Any]]:
+    """The attempts of ``GET /sim/v1/deliveries``, oldest send first."""
+    events = {r["eventId"]: r for r in world.log.select("webhook.event")}
+    attempts = []
+    for r in world.log.select("webhook.attempt"):
+        event = events[r["eventId"]]
+        if transaction_id is not None and event["transactionId"] != transaction_id:
+            continue
+        if subscription_id is not None and r["subscriptionId"] != subscription_id:
+            continue
+        headers, sent_ms, next_ms = r["headers"], r["sentAtMs"], r["nextAttemptAtMs"]
+        assert isinstance(headers, list) and isinstance(sent_ms, int)
+        attempts.append((sent_ms, r.seq, {
+            "eventId": r["eventId"], "eventType": event["type"],
+            "transactionId": event["transactionId"], "subscriptionId": r["subscriptionId"],
+            "url": r["url"], "attempt": r["attempt"], "at": world.iso(sent_ms),
+            "request": {"headers": {name: value for name, value in headers},
+                        "body": r["body"]},
+            "response": None if r["status"] is None else {"status": r["status"]},
+            "outcome": _outcome(r), "fault": r["fault"],
+            "nextAttemptAt": world.iso(next_ms) if isinstance(next_ms, int) else None}))
+    return [item for _, _, item in sorted(attempts, key=lambda a: (a[0], a[1]))]
+
+
+async def deliveries(ctx: OperatorContext) -> Reply:
+    query = no_query(ctx, "transactionId", "subscriptionId")
+    return Reply(200, delivery_attempts(ctx.world, query.get("transactionId"),
+                                        query.get("subscriptionId")), next_cursor=None)
+
+
+async def balances(ctx: OperatorContext) -> Reply:
+    query = no_query(ctx, "participantId")
+    if "participantId" not in query:
+        raise InvalidRequest.one("participantId", "invalid_query",
+                                 "participantId is required: whose balances?")
+    world = ctx.world
+    participant = participant_of(world, query["participantId"])
+    held: list[Money] = []
+    for ledger, account in participant.wallets.items():
+        for asset, amount in world.ledgers[ledger].balances.get(account, {}).items():
+            held.append(Money.of(amount, asset))
+    codes = [money.asset.code for money in held]
+    wallets = {(m.asset.code if codes.count(m.asset.code) == 1
+                else f"{m.asset.code}:{m.asset.issuer}"): m.wire_amount() for m in held}
+    earmarked = sum((e.amount for e in world.rtgs.earmarks.values()
+                     if e.payer == participant.id), Decimal(0))
+    rtgs = world.rtgs.balances.get(participant.id, Decimal(0))
+    return Reply(200, {"participantId": participant.id, "wallets": wallets,
+                       "rtgsBalanceGbp": f"{rtgs.quantize(_PENNY):f}",
+                       "rtgsEarmarkedGbp": f"{earmarked.quantize(_PENNY):f}"})
+
+
+def _records(world: World, kind: str | None, start: int) -> Iterator[Record]:
+    for record in islice(iter(world.log), start, None):
+        if kind is None or record.kind == kind or (kind.endswith(".")
+                                                   and record.kind.startswith(kind)):
+            yield record
+
+
+def _whole(query: dict[str, str], name: str, code: str, low: int, high: int,
+           default: int) -> int:
+    text = query.get(name)
+    if text is None:
+        return default
+    if not (text.isascii() and text.isdigit() and len(text) <= 12 and low <= int(text) <= high):
+        raise InvalidRequest.one(name, code, f"{name} must be a whole number from {low} to "
+                                             f"{high}")
+    return int(text)
+
+
+async def log(ctx: OperatorContext) -> Reply:
+    query = no_query(ctx, "kind", "cursor", "limit")
+    world = ctx.world
+    start = _whole(query, "cursor", "invalid_cursor", 0, 10**12, 0)
+    limit = _whole(query, "limit", "invalid_query", 1, LOG_LIMIT_MAX, LOG_LIMIT_DEFAULT)
+    found = list(islice(_records(world, query.get("kind") or None, start), limit + 1))
+    page = found[:limit]
+    next_cursor = str(found[limit].seq) if len(found) > limit else None
+    return Reply(200, [{"seq": r.seq, "at": world.iso(r.at_ms), "atMs": r.at_ms,
+                        "kind": r.kind, "fields": dict(r.fields)} for r in page],
+                 next_cursor=next_cursor)
+
+
+async def digest(ctx: OperatorContext) -> Reply:
+    no_query(ctx)
+    world = ctx.world
+    return Reply(200, {"digest": world.log.digest(), "records": len(world.log),
+                       "seed": ctx.sim.seed})
+
+
+ROUTES: tuple[OperatorRoute, ...] = (
+    OperatorRoute("GET", "/sim/v1/deliveries", deliveries,
+                  "webhook delivery attempts, oldest first, as signed and sent"),
+    OperatorRoute("GET", "/sim/v1/balances", balances,
+                  "a participant's wallets and RTGS balance"),
+    OperatorRoute("GET", "/sim/v1/log", log, "the event log, page by page"),
+    OperatorRoute("GET", "/sim/v1/digest", digest, "the event log's digest"),
+)

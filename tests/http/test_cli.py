@@ -1,0 +1,177 @@
+"""``clearing-sim serve``: bad options exit 2 with a message; a real server, end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from clearing_sim.cli import main
+from clearing_sim.webhooks import verify
+
+EXE = Path(sys.executable).with_name("clearing-sim")
+TOKEN = "subprocess-token"
+
+
+def _serve(*args: str) -> Any:
+    return CliRunner().invoke(main, ["serve", *args])
+
+
+def test_help_has_an_example() -> None:
+    result = _serve("--help")
+    assert result.exit_code == 0
+    assert "Example:" in result.output and "clearing-sim serve --seed 7" in result.output
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--speed", "2"], "--speed applies to --clock realtime only"),
+    (["--clock", "realtime", "--speed", "0"], "must be a number above 0"),
+    (["--clock", "realtime", "--speed", "nan"], "must be a number above 0"),
+    (["--operator-token", "short"], "8 to 256 visible ASCII characters"),
+    (["--operator-token", "has a space in it"], "8 to 256 visible ASCII characters"),
+    (["--port", "70000"], "70000 is not in the range"),
+    (["--clock", "sometimes"], "'sometimes' is not one of"),
+    (["--seed", "x"], "'x' is not a valid integer"),
+    (["--host", "256.0.0.1", "--port", "0"], "cannot listen on 256.0.0.1:0"),
+    (["--world", "no/such/world.yaml"], "no/such/world.yaml: no such file"),
+])
+def test_a_bad_option_exits_2_with_a_message(args: list[str], message: str) -> None:
+    result = _serve(*args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_port_in_use_exits_2() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        result = _serve("--port", str(taken.getsockname()[1]), "--operator-token", TOKEN)
+    assert result.exit_code == 2
+    assert "cannot listen on 127.0.0.1:" in result.output
+
+
+def test_a_bad_world_file_exits_2_naming_its_lines(tmp_path: Path) -> None:
+    world = tmp_path / "world.yaml"
+    world.write_text("members:\n  northbank:\n    wallets: {GBPX: \"1.00\"}\n")
+    result = _serve("--world", str(world))
+    assert result.exit_code == 2
+    assert f"{world}:3:" in result.output and "GBPX" in result.output
+
+
+def test_a_world_file_that_contradicts_environment_exits_2(tmp_path: Path) -> None:
+    world = tmp_path / "world.yaml"
+    world.write_text("world: {environment: production}\n")
+    result = _serve("--world", str(world), "--environment", "sandbox")
+    assert result.exit_code == 2 and "contradicts" in result.output
+
+
+# a real server ---------------------------------------------------------------------------------
+class _Receiver:
+    """A receiver under test, as the spec tells integrators to write one: verify the
+    signature against *its injected clock* (here the shim's virtual clock), deduplicate on
+    Service-Webhook-Id, fetch the transaction before believing anything."""
+
+    def __init__(self, base: str, secret: str, api_key: str) -> None:
+        self.base, self.secret, self.api_key = base, secret, api_key
+        self.seen: list[dict[str, Any]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                status = receiver.receive(dict(self.headers.items()), body)
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}/webhooks"
+
+    def receive(self, headers: dict[str, str], body: bytes) -> int:
+        with httpx.Client(base_url=self.base, timeout=5) as shim:
+            clock = shim.get("/sim/v1/clock",
+                             headers={"Authorization": f"Bearer {TOKEN}"}).json()["data"]
+            now_s = clock["unixSeconds"]  # the injected clock: virtual time, not time.time()
+            verified = verify(self.secret, headers.get("Service-Signature"), body, now_s)
+            event = json.loads(body)
+            fetched = shim.get(f"/api/v1/transactions/{event['data']['transactionId']}",
+                               headers={"Authorization": f"Bearer {self.api_key}"})
+        self.seen.append({"headers": headers, "body": body, "verified": verified,
+                          "clock": clock, "fetched": fetched.json()["data"]})
+        return 200 if verified else 401
+
+
+def test_serve_drives_a_redeem_to_a_verified_signed_settled_webhook() -> None:
+    process = subprocess.Popen(
+        [str(EXE), "serve", "--port", "0", "--seed", "11", "--operator-token", TOKEN,
+         "--deliver-webhooks", "--allow-private-webhook-urls"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "NO_COLOR": "1"})
+    try:
+        assert process.stdout is not None
+        banner = process.stdout.readline()
+        assert banner.startswith("clearing-sim serving on http://127.0.0.1:"), banner
+        base = banner.split()[3]
+        op = {"Authorization": f"Bearer {TOKEN}"}
+        with httpx.Client(base_url=base, timeout=10) as http:
+            issuer = http.post("/sim/v1/participants", headers=op, json={
+                "kind": "stablecoin_issuer", "name": "Ether Pound",
+                "rtgsBalanceGbp": "1000000.00", "assets": [{"code": "GBPE", "ledger": "evm"}]})
+            assert issuer.status_code == 201, issuer.text
+            asset = issuer.json()["data"]["assets"][0]
+            member = http.post("/sim/v1/participants", headers=op, json={
+                "kind": "clearing_member", "name": "Northbank", "wallets": {"GBPE": "500.00"}})
+            key = member.json()["data"]["apiKey"]
+            auth = {"Authorization": f"Bearer {key}"}
+            receiver = _Receiver(base, "", key)
+            hook = http.post("/api/v1/webhooks", headers=auth, json={
+                "url": receiver.url, "events": ["transaction.settled"]})
+            assert hook.status_code == 201, hook.text
+            receiver.secret = hook.json()["data"]["signingSecret"]
+            tx = http.post("/api/v1/transactions", headers=auth, json={
+                "useCase": "redeem", "paymentReference": "INV-SUBPROCESS",
+                "source": {"amount": "120.00", "asset": asset},
+                "target": {"amount": "120.00", "asset": {"code": "GBP"}}})
+            assert tx.status_code == 201, tx.text
+            tx_id = tx.json()["data"]["id"]
+            clock = http.post("/sim/v1/clock/advance", headers=op, json={"seconds": 3600})
+            assert clock.json()["data"]["now"] == "2026-01-01T01:00:00.000Z"
+            attempts = http.get(f"/sim/v1/deliveries?transactionId={tx_id}",
+                                headers=op).json()["data"]
+        receiver.server.shutdown()
+        assert [a["outcome"] for a in attempts] == ["delivered"]
+        [seen] = receiver.seen
+        assert seen["verified"]
+        event = json.loads(seen["body"])
+        assert (event["type"], event["data"]["transactionId"]) == ("transaction.settled", tx_id)
+        assert seen["fetched"]["lifecycleStatus"] == "settled"
+        # the receiver's callbacks were served at the delivery's virtual instant
+        t = int(seen["headers"]["Service-Signature"].split(",")[0][2:])
+        assert seen["clock"]["unixSeconds"] == t
+        assert seen["clock"]["advancingTo"] == "2026-01-01T01:00:00.000Z"
+        assert attempts[0]["request"]["body"].encode() == seen["body"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10)
+    assert process.returncode == 0, err
+    assert f"--> {event['id']} attempt 1 POST {receiver.url} [200]" in out
+    assert "Traceback" not in err

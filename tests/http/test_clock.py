@@ -1,0 +1,128 @@
+"""The virtual clock over HTTP: manual advances, their refusals, serialisation, realtime."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from clearing_sim.http import clock as clock_module
+from clearing_sim.http.options import ClockMode
+from tests.http.conftest import OP, Client, Shim, make_client
+
+
+def test_the_clock_starts_at_the_epoch(client: Client) -> None:
+    response = client.op("GET", "/sim/v1/clock")
+    assert response.status_code == 200
+    data = response.json()["data"]
+    assert data["now"] == "2026-01-01T00:00:00.000Z"
+    assert (data["nowMs"], data["mode"], data["speed"], data["advancingTo"]) == (0, "manual",
+                                                                                None, None)
+    assert data["unixSeconds"] == 1_767_225_600
+
+
+def test_advance_by_seconds_and_until(client: Client) -> None:
+    assert client.advance(1.5)["now"] == "2026-01-01T00:00:01.500Z"
+    response = client.op("POST", "/sim/v1/clock/advance", {"until": "2026-01-01T01:00:00Z"})
+    assert response.status_code == 200
+    assert response.json()["data"]["nowMs"] == 3_600_000
+    same = client.op("POST", "/sim/v1/clock/advance", {"until": "2026-01-01T01:00:00.000Z"})
+    assert same.status_code == 200  # to now: nothing to run, not backwards
+
+
+@pytest.mark.parametrize(("body", "code", "param"), [
+    ({"seconds": -1}, "invalid_value", "seconds"),
+    ({"until": "2025-12-31T23:59:59Z"}, "invalid_value", "until"),
+    ({"until": "tomorrow"}, "invalid_timestamp", "until"),
+    ({"until": "2026-01-02T00:00:00"}, "invalid_timestamp", "until"),
+    ({}, "required", None),
+    ({"seconds": 1, "until": "2026-01-02T00:00:00Z"}, "invalid_value", None),
+    ({"seconds": 0.0005}, "invalid_value", "seconds"),
+    ({"seconds": "60"}, "invalid_type", "seconds"),
+    ({"seconds": True}, "invalid_type", "seconds"),
+    ({"seconds": 400 * 86_400}, "invalid_value", "seconds"),
+    ({"until": "2027-06-01T00:00:00Z"}, "invalid_value", "until"),
+    ({"seconds": 1, "days": 1}, "unknown_field", "days"),
+])
+def test_a_bad_advance_is_400_and_moves_nothing(client: Client, body: dict[str, object],
+                                                code: str, param: str | None) -> None:
+    client.advance(10)
+    response = client.op("POST", "/sim/v1/clock/advance", body)
+    assert response.status_code == 400, response.text
+    error = response.json()["errors"][0]
+    assert (error["type"], error["code"], error.get("param")) == ("invalid_request_error",
+                                                                   code, param)
+    assert client.op("GET", "/sim/v1/clock").json()["data"]["nowMs"] == 10_000
+
+
+def test_moving_backwards_says_so(client: Client) -> None:
+    client.advance(60)
+    response = client.op("POST", "/sim/v1/clock/advance", {"until": "2026-01-01T00:00:30Z"})
+    assert response.status_code == 400
+    assert "backwards" in response.json()["errors"][0]["message"]
+
+
+def test_an_advance_runs_every_event_due_before_it_answers(shim: Shim) -> None:
+    tx = shim.initiate()
+    assert shim.client.get(f"/api/v1/transactions/{tx}", headers=shim.member.auth).json()[
+        "data"]["lifecycleStatus"] == "received"  # manual: nothing moves by itself
+    shim.client.advance(0.2)  # intake_ms: received → in-flight at exactly 200 ms
+    data = shim.client.get(f"/api/v1/transactions/{tx}", headers=shim.member.auth).json()["data"]
+    assert data["lifecycleStatus"] == "in-flight"
+    shim.client.advance(3600)
+    data = shim.client.get(f"/api/v1/transactions/{tx}", headers=shim.member.auth).json()["data"]
+    assert (data["lifecycleStatus"], data["terminal"]) == ("settled", True)
+
+
+@pytest.mark.parametrize("slice_steps", [20_000, 7])
+def test_concurrent_advances_take_turns_and_requests_never_see_a_clock_in_between(
+        shim: Shim, slice_steps: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(clock_module, "_STEPS_PER_SLICE", slice_steps)
+    for n in range(20):
+        shim.initiate(reference=f"INV-{n}")
+    http = shim.client.http
+
+    async def together() -> list[int]:
+        calls = [http.post("/sim/v1/clock/advance", headers=OP, json={"seconds": 1800}),
+                 http.get("/sim/v1/clock", headers=OP),
+                 http.post("/sim/v1/clock/advance", headers=OP, json={"seconds": 1800}),
+                 http.get("/sim/v1/clock", headers=OP)]
+        return [r.json()["data"]["nowMs"] for r in await asyncio.gather(*calls)]
+
+    seen = shim.client.run(together())
+    assert seen[0] in (1_800_000, 3_600_000) and seen[2] in (1_800_000, 3_600_000)
+    assert seen[0] != seen[2]
+    assert all(now in (0, 1_800_000, 3_600_000) for now in seen)
+
+
+def test_realtime_follows_the_wall_clock_times_speed() -> None:
+    client = make_client(seed=1, clock=ClockMode.REALTIME, speed=60.0)
+    try:
+        wall = [100.0]
+        clock = client.app.state.clock
+        clock._wall_s = lambda: wall[0]
+        clock.rebase()
+        wall[0] += 10  # ten wall seconds at 60× are ten virtual minutes
+        data = client.op("GET", "/sim/v1/clock").json()["data"]  # a request catches up first
+        assert (data["mode"], data["speed"], data["nowMs"]) == ("realtime", 60.0, 600_000)
+        client.advance(3600)  # an advance jumps ahead; the clock follows the wall from there
+        wall[0] += 1
+        client.get("/api/v1/system/status")
+        assert client.sim.world.now_ms == 4_260_000
+    finally:
+        client.close()
+
+
+def test_the_realtime_ticker_moves_the_world_without_requests() -> None:
+    client = make_client(seed=1, clock=ClockMode.REALTIME, speed=1000.0)
+    app = client.app
+
+    async def run() -> int:
+        async with app.router.lifespan_context(app):
+            await asyncio.sleep(0.2)
+        return int(app.state.sim.world.now_ms)
+
+    try:
+        assert client.run(run()) >= 100_000  # 0.2 s of wall at 1000× is 200 virtual s
+    finally:
+        client.close()

@@ -1,0 +1,154 @@
+"""Real webhook deliveries: signed POSTs to a real receiver, outcomes fed back on virtual time."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from clearing_sim.http.delivery import USER_AGENT, _not_public
+from clearing_sim.http.private_urls import PLACEHOLDER_HOST
+from clearing_sim.webhooks import verify
+from tests.http.conftest import Client, Receiver, Shim, add, issuer_body, make_client, member_body
+
+
+@pytest.fixture
+def real() -> Iterator[Shim]:
+    client = make_client(seed=5, deliver_webhooks=True, allow_private_webhook_urls=True)
+    yield Shim(client, add(client, issuer_body()), add(client, member_body()))
+    client.close()
+
+
+def _subscribe(shim: Shim, url: str, *events: str, key: str | None = None) -> dict[str, Any]:
+    headers = dict(shim.member.auth)
+    if key is not None:
+        headers["Idempotency-Key"] = key
+    response = shim.client.post("/api/v1/webhooks", headers=headers, json={
+        "url": url, "events": list(events or ("transaction.settled",))})
+    assert response.status_code == 201, response.text
+    return dict(response.json()["data"])
+
+
+def _t(signature: str) -> int:
+    return int(signature.split(",")[0].removeprefix("t="))
+
+
+def test_a_settled_redeem_reaches_a_real_receiver_signed_on_virtual_time(
+        real: Shim, receiver: Receiver) -> None:
+    hook = _subscribe(real, receiver.url, "transaction.received", "transaction.settled")
+    tx = real.initiate()
+    real.client.advance(3600)
+    assert [body for _, body in receiver.received] and len(receiver.received) == 2
+    for headers, body in receiver.received:
+        signature = headers["Service-Signature"]
+        assert verify(hook["signingSecret"], signature, body, now_s=_t(signature))
+        assert headers["Content-Type"] == "application/json"
+        assert headers["User-Agent"] == USER_AGENT
+    settled_headers, settled = receiver.received[-1]
+    attempts = real.client.op("GET", f"/sim/v1/deliveries?transactionId={tx}").json()["data"]
+    assert [a["eventType"] for a in attempts] == ["transaction.received",
+                                                  "transaction.settled"]
+    assert attempts[-1]["request"]["body"].encode() == settled  # the bytes that were signed
+    assert attempts[-1]["request"]["headers"]["Service-Signature"] == settled_headers[
+        "Service-Signature"]
+    assert attempts[-1]["outcome"] == "delivered"
+    # t is the attempt's virtual send time, not the wall clock
+    sent = real.client.sim.world.epoch_ms // 1000 + 52
+    assert abs(_t(settled_headers["Service-Signature"]) - sent) < 60
+
+
+def test_a_failing_real_receiver_is_retried_on_the_virtual_schedule(
+        real: Shim, receiver: Receiver) -> None:
+    _subscribe(real, receiver.url)
+    receiver.status = 500
+    tx = real.initiate()
+    real.client.advance(3600)  # settles at 67 s (seed 5); attempts at +0, +60, +360, +2160 s
+    attempts = real.client.op("GET", f"/sim/v1/deliveries?transactionId={tx}").json()["data"]
+    assert [(a["attempt"], a["response"]) for a in attempts] == [
+        (n, {"status": 500}) for n in (1, 2, 3, 4)]
+    receiver.status = 204
+    real.client.advance(7200)  # attempt 5 at +9360 s
+    attempts = real.client.op("GET", f"/sim/v1/deliveries?transactionId={tx}").json()["data"]
+    assert [a["outcome"] for a in attempts] == ["failed"] * 4 + ["delivered"]
+    sent_s = [_t(a["request"]["headers"]["Service-Signature"]) for a in attempts]
+    assert [s - sent_s[0] for s in sent_s] == [0, 60, 360, 2160, 9360]
+    assert len(receiver.received) == 5
+    assert len({headers["Service-Webhook-Id"] for headers, _ in receiver.received}) == 1
+
+
+def test_the_simulated_endpoint_stands_in_front_of_the_real_receiver(
+        real: Shim, receiver: Receiver) -> None:
+    _subscribe(real, receiver.url)
+    real.client.op("PUT", "/sim/v1/receivers", {"url": receiver.url, "status": 503,
+                                                "until": "2026-01-01T00:05:00Z"})
+    real.initiate()
+    real.client.advance(3600)
+    outcomes = [a["outcome"] for a in real.client.op("GET", "/sim/v1/deliveries").json()["data"]]
+    assert outcomes == ["failed", "failed", "delivered"]
+    assert len(receiver.received) == 1  # only the request that found the endpoint up
+
+
+def test_a_network_duplicate_reaches_the_real_receiver_twice(real: Shim,
+                                                             receiver: Receiver) -> None:
+    _subscribe(real, receiver.url)
+    real.client.op("PUT", "/sim/v1/receivers", {"url": receiver.url, "status": 200,
+                                                "duplicateRate": 1})
+    real.initiate()
+    real.client.advance(3600)
+    ids = [headers["Service-Webhook-Id"] for headers, _ in receiver.received]
+    assert len(ids) == 2 and ids[0] == ids[1]
+
+
+def test_an_unreachable_receiver_answers_like_a_gateway(real: Shim) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/hooks"  # nobody listens
+    _subscribe(real, url)
+    real.initiate()
+    real.client.advance(3600)
+    records = real.client.op("GET", "/sim/v1/log?kind=http.delivery").json()["data"]
+    assert records and all(r["fields"]["status"] == 502 for r in records)
+    assert "ConnectError" in records[0]["fields"]["error"]
+    attempts = real.client.op("GET", "/sim/v1/deliveries").json()["data"]
+    assert [a["outcome"] for a in attempts] == ["failed"] * 4
+
+
+def test_private_urls_keep_their_real_url_everywhere(real: Shim, receiver: Receiver) -> None:
+    first = _subscribe(real, receiver.url, key="hook-1")
+    replay = _subscribe(real, receiver.url, key="hook-1")
+    assert first == replay and first["url"] == receiver.url
+    listed = real.client.get("/api/v1/webhooks", headers=real.member.auth).json()["data"]
+    assert [h["url"] for h in listed] == [receiver.url]
+    records = real.client.op("GET", "/sim/v1/log?kind=webhook.subscribed").json()["data"]
+    assert PLACEHOLDER_HOST in records[0]["fields"]["url"]
+    mapped = real.client.op("GET", "/sim/v1/log?kind=http.webhook_url").json()["data"]
+    assert [r["fields"] for r in mapped] == [{"subscriptionId": first["id"],
+                                              "url": receiver.url}]
+    bad = real.client.post("/api/v1/webhooks", headers=real.member.auth,
+                           json={"url": "ftp://127.0.0.1/x", "events": ["transaction.settled"]})
+    assert bad.json()["errors"][0]["code"] == "invalid_url"
+
+
+@pytest.mark.parametrize(("url", "code"), [("http://127.0.0.1:9/hooks", "invalid_url"),
+                                           ("https://127.0.0.1:9/hooks", "url_not_public"),
+                                           ("https://localhost/hooks", "url_not_public")])
+def test_without_the_option_the_public_address_rule_stands(url: str, code: str) -> None:
+    client: Client = make_client(seed=5, deliver_webhooks=True)
+    try:
+        add(client, issuer_body())
+        member = add(client, member_body())
+        response = client.post("/api/v1/webhooks", headers=member.auth,
+                               json={"url": url, "events": ["transaction.settled"]})
+        assert response.status_code == 400
+        assert response.json()["errors"][0]["code"] == code
+    finally:
+        client.close()
+
+
+def test_the_real_resolver_is_checked_too() -> None:
+    for url in ("http://127.0.0.1:9/", "https://localhost:9/"):
+        refused = asyncio.run(_not_public(url))
+        assert refused is not None and refused.startswith("address_not_public")

@@ -1,0 +1,136 @@
+"""GET /openapi.json: a valid OpenAPI 3.1 document of exactly the two route tables, and
+Schemathesis against it (bounded): no 5xx and no answer outside the document."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from openapi_spec_validator import validate
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from clearing_sim.domain.initiation import AssetRef, InitiateRequest, LegRequest
+from clearing_sim.domain.transaction import UseCase
+from clearing_sim.http import ServeOptions, create_app
+from clearing_sim.http.openapi import API_OPERATIONS, OPERATOR_OPERATIONS, document
+from clearing_sim.http.operator import OPERATOR_ROUTES
+from clearing_sim.service.routes import ROUTES
+from clearing_sim.sim.examples import issuer_profile
+from tests.http.conftest import TOKEN
+
+EXAMPLES_PER_OPERATION = 5
+EXAMPLES_PER_OPERATION_SLOW = 60
+
+
+def test_the_document_is_valid_openapi_3_1() -> None:
+    validate(document())
+    assert document()["openapi"] == "3.1.0"
+
+
+def test_its_paths_are_exactly_the_route_tables() -> None:
+    documented = {(method.upper(), path) for path, item in document()["paths"].items()
+                  for method in item}
+    tables = {(r.method, r.template) for r in ROUTES} | {(r.method, r.template)
+                                                         for r in OPERATOR_ROUTES}
+    assert documented == tables
+    assert set(API_OPERATIONS) == {(r.method, r.template) for r in ROUTES}
+    assert set(OPERATOR_OPERATIONS) == {(r.method, r.template) for r in OPERATOR_ROUTES}
+
+
+def test_security_follows_the_route_table() -> None:
+    paths = document()["paths"]
+    for route in ROUTES:
+        security = paths[route.template][route.method.lower()]["security"]
+        assert (security == []) == route.public, route.template
+        if route.sandbox_only:
+            assert "503" in paths[route.template][route.method.lower()]["responses"]
+    for row in OPERATOR_ROUTES:
+        assert paths[row.template][row.method.lower()]["security"] == [{"operatorToken": []}]
+
+
+def test_every_error_code_is_in_the_error_schema() -> None:
+    codes = document()["components"]["schemas"]["Error"]["properties"]["code"]["enum"]
+    assert "route_not_found" in codes and "sandbox_unavailable" in codes
+
+
+# Schemathesis -----------------------------------------------------------------------------
+CONFIG = schemathesis.Config.from_dict({
+    "phases": {"examples": {"enabled": False}, "coverage": {"enabled": False},
+               "stateful": {"enabled": False}},
+})
+schema = schemathesis.openapi.from_asgi(
+    "/openapi.json", create_app(ServeOptions(operator_token=TOKEN)), config=CONFIG)
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
+          response_headers_conformance, response_schema_conformance]
+
+
+def _fresh() -> tuple[Any, dict[str, Any]]:
+    """A new world per case, so cases cannot disturb each other: an issuer, a member, a
+    transaction; credentials of every kind."""
+    app = create_app(ServeOptions(operator_token=TOKEN, seed=0))
+    sim = app.state.sim
+    world, credentials = sim.world, sim.api.credentials
+    issuer = world.add_issuer("Ether Pound", issuer_profile(2), (), Decimal("1000000.00"))
+    asset = world.issue_asset(issuer.id, "GBPE")
+    member = world.add_member("Northbank", Decimal("0.00"), {asset: Decimal("1000.00")})
+    tx = world.initiate(member.id, InitiateRequest(
+        UseCase.REDEEM, "INV-1", LegRequest("10.00", AssetRef(asset.code, asset.issuer)),
+        LegRequest("10.00", AssetRef("GBP"))))
+    return app, {"issuer": issuer.id, "member": member.id, "tx": tx.id,
+                 "issuer_admin": credentials.issue_session(issuer.id),
+                 "member_key": credentials.issue_api_key(member.id)[1],
+                 "member_admin": credentials.issue_session(member.id)}
+
+
+def _token(case: Any, cast: dict[str, Any]) -> str:
+    path = case.operation.path
+    if path.startswith("/sim/v1"):
+        return TOKEN
+    kinds = {next(iter(s)) for s in case.operation.definition.raw.get("security", [])}
+    if "{issuerId}" in path or "/reserves/" in path:
+        return str(cast["issuer_admin"])
+    return str(cast["member_key"] if "apiKey" in kinds else cast["member_admin"])
+
+
+def _check(case: Any) -> None:
+    app, cast = _fresh()
+    params = case.path_parameters or {}
+    if "issuerId" in params:
+        params["issuerId"] = cast["issuer"]
+    if "id" in params and "/transactions/" in case.operation.path:
+        params["id"] = cast["tx"]
+    if case.operation.path == "/sim/v1/balances" and case.query:
+        case.query["participantId"] = cast["member"]
+    case.headers = {**(case.headers or {}), "Authorization": f"Bearer {_token(case, cast)}"}
+    case.call_and_validate(app=app, checks=CHECKS)
+
+
+@schema.parametrize()
+@settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+def test_schemathesis_finds_no_5xx_and_no_answer_outside_the_document(case: Any) -> None:
+    """A bounded run for every CI build: the same examples every time."""
+    _check(case)
+
+
+@pytest.mark.slow
+@schema.parametrize()
+@settings(max_examples=EXAMPLES_PER_OPERATION_SLOW, deadline=None,
+          suppress_health_check=list(HealthCheck))
+def test_schemathesis_deeper(case: Any) -> None:
+    """The same checks, more examples, new ones each run (python -m pytest -m slow)."""
+    _check(case)
+
+
+@pytest.mark.parametrize("path", ["/api/v1/transactions", "/sim/v1/clock"])
+def test_schemathesis_loaded_both_surfaces(path: str) -> None:
+    assert path in document()["paths"]
