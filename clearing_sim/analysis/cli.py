@@ -1,0 +1,167 @@
+"""The analysts' commands: ``workload``, ``sweep`` and ``report`` (click commands).
+
+Public names: ``report``, ``sweep``, ``workload``.
+
+Each command decodes its arguments, calls one function of this package, prints. The main
+group (``clearing_sim.cli``) imports this module only when one of these commands is invoked.
+Bad input — a workload or sweep file with problems, malformed ``--seeds``, an output folder of
+another version, a set-up the API refuses — prints what is wrong (``path:line:col: field:
+message`` for files) and exits with code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from clearing_sim.analysis.driver import SetupRefused
+from clearing_sim.analysis.report import write_report
+from clearing_sim.analysis.runs import run_workload
+from clearing_sim.analysis.sweepfile import parse_seeds
+from clearing_sim.analysis.sweeps import SweepOutputConflict, load_results
+from clearing_sim.analysis.sweeps import sweep as run_sweep
+from clearing_sim.scenario.errors import ScenarioError
+
+__all__ = ["report", "sweep", "workload"]
+
+
+@contextmanager
+def _bad_input() -> Iterator[None]:
+    """Turn the package's bad-input errors into messages and exit code 2."""
+    try:
+        yield
+    except ScenarioError as error:
+        for line in error.lines():
+            click.echo(line, err=True)
+        raise click.exceptions.Exit(2) from None
+    except (SetupRefused, SweepOutputConflict) as error:
+        click.echo(f"Error: {error}", err=True)
+        raise click.exceptions.Exit(2) from None
+
+
+def _seeds(ctx: click.Context, param: click.Parameter,
+           value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    try:
+        return parse_seeds(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error), ctx, param) from None
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The run's seed.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Write the run's frames and metrics as Parquet files to this folder.")
+@click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the event log as JSON lines to this file.")
+def workload(file: Path, seed: int, out: Path | None, log_file: Path | None) -> None:
+    """Run one workload file under one seed; print its key figures and digest.
+
+    \b
+    Example:
+      clearing-sim workload notebooks/inputs/mixed.yaml --seed 3 --out results/mixed-3
+    """
+    with _bad_input():
+        run = run_workload(file, seed, log=log_file)
+    tx = run.transactions
+    click.echo(f"workload {run.workload.name}  seed {seed}  transactions {len(tx)}  "
+               f"records {run.records}  virtual end {run.end_ms / 3_600_000:.2f} h")
+    for status, count in tx["lifecycle_status"].value_counts().sort_index().items():
+        click.echo(f"  {status:<10} {count}")
+    metrics = run.metrics
+    for mode in sorted(tx["mode"].dropna().unique()):
+        rows = metrics[(metrics["mode"] == mode) & metrics["use_case"].isna()
+                       & metrics["cause"].isna()]
+        values = {row.metric: row.value for row in rows.itertuples()}
+        nan = float("nan")
+        percentiles = "  ".join(f"p{q} {values.get(f'settlement_latency_p{q}_s', nan):.1f} s"
+                                for q in (50, 95, 99))
+        click.echo(f"  Mode {mode}: {percentiles}  parked "
+                   f"{values.get('parking_rate', float('nan')):.2%}")
+    if out is not None:
+        run.frames.to_parquet(out)
+        run.metrics.to_parquet(out / "metrics.parquet", index=False)
+        click.echo(f"frames and metrics written to {out}")
+    if log_file is not None:
+        click.echo(f"event log written to {log_file}")
+    click.echo(f"digest {run.digest}")
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--seeds", callback=_seeds, metavar="SEEDS",
+              help="Seeds to run, e.g. 0-99 or 0-9,20 (replaces the sweep file's seeds).")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Local worker processes (1: this process).")
+@click.option("--dask", "dask_address", metavar="ADDRESS",
+              help="Run on the Dask scheduler at ADDRESS (e.g. tcp://10.0.0.5:8786) instead.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for the results; finished runs found there are not run again.")
+@click.option("--report", "with_report", is_flag=True,
+              help="Then write the HTML report too (as clearing-sim report OUT does).")
+def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address: str | None,
+          out: Path, with_report: bool) -> None:
+    """Run a sweep: every parameter set of FILE × every seed; results as Parquet in --out.
+
+    Interrupted sweeps resume: run the same command again. The results and digests are the
+    same whatever the executor and the number of workers.
+
+    \b
+    Example:
+      clearing-sim sweep notebooks/inputs/latency_sweep.yaml --seeds 0-99 --workers 2 \\
+          --out results/latency
+      clearing-sim report results/latency
+      clearing-sim sweep reports/baseline/sweep.yaml --out reports/baseline/results --report
+    """
+    state = {"done": 0}
+    with _bad_input(), click.progressbar(length=1, label="runs", show_pos=True,
+                                         file=sys.stderr) as bar:
+        def progress(done: int, total: int) -> None:
+            bar.length = total
+            bar.update(done - state["done"])
+            state["done"] = done
+
+        try:
+            result = run_sweep(file, seeds, workers=workers, dask=dask_address, out=out,
+                               progress=progress)
+        except (OSError, ValueError) as error:
+            if dask_address is None:
+                raise
+            click.echo(f"\nError: cannot use the Dask scheduler at {dask_address}: {error}",
+                       err=True)
+            raise click.exceptions.Exit(2) from None
+    click.echo(f"sweep {result.name}: {len(result.params)} parameter set(s) × "
+               f"{len(result.seeds)} seed(s) = {len(result.runs)} runs; results in {out}")
+    click.echo(f"  metrics.parquet ({len(result.metrics)} rows), runs.parquet, digests.csv, "
+               "runs/<param_id>/seed-<seed>/")
+    if with_report:
+        click.echo(f"report written to {write_report(out)}")
+    else:
+        click.echo(f"report: clearing-sim report {out}")
+
+
+@click.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", "target", type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file to write (default: reports/<sweep name>.html).")
+def report(folder: Path, target: Path | None) -> None:
+    """Write a self-contained HTML report of the sweep results in FOLDER.
+
+    \b
+    Example:
+      clearing-sim report results/latency --out reports/latency.html
+    """
+    if not (folder / "sweep.json").is_file() or not (folder / "metrics.parquet").is_file():
+        raise click.BadParameter(f"{folder} holds no finished sweep (sweep.json and "
+                                 "metrics.parquet); expected the --out folder of "
+                                 "clearing-sim sweep", param_hint="FOLDER")
+    load_results(folder)
+    path = write_report(folder, target)
+    click.echo(f"report written to {path}")

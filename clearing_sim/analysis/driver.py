@@ -1,0 +1,214 @@
+"""The workload driver: a world built from a workload, and its members' arrivals as SimPy
+processes that initiate transactions through the public API.
+
+Public names: ``SetupRefused``, ``WorkloadDriver``, ``simulate``.
+
+``WorkloadDriver(workload, seed)`` builds the world the file describes (issuers first, so
+their assets exist when members' wallets are funded), a ``ServiceAPI`` and one sandbox API
+key per participant, creates the webhook subscriptions through the API (``POST
+/api/v1/webhooks``, as the participant would) and sets each receiver's behaviour; an outage
+is a process that switches the receiver to its outage status at its start. ``start()`` adds
+one arrival process per member. Each arrival is a ``POST /api/v1/transactions`` through
+``ServiceAPI.handle``, like every other door's.
+
+Randomness comes from the world's named streams only, one per member and purpose:
+``workload:<member>:arrivals`` (gaps and the intraday thinning), ``:mix`` (use case),
+``:asset`` (source and target assets) and ``:amount``. Arrivals are a Poisson process at the
+member's peak rate, each candidate kept with probability rate(t) / peak (thinning), so an
+intraday profile shapes the rate hour by hour. Same workload and seed, same log, same digest.
+
+The driver logs what only it knows, so frames need no private state: ``workload.started``
+(the horizon, the members, issuers and subscriptions by name), ``workload.initiated`` (per
+accepted initiation: the transaction id, member, use case, assets, issuers, amount) and
+``workload.refused`` (an initiation the API refused: its status and error codes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import simpy
+
+from clearing_sim.analysis.model import MemberLoad, Outage, ReceiverLoad, WebhookLoad, Workload
+from clearing_sim.domain.money import Asset
+from clearing_sim.service.api import ServiceAPI
+from clearing_sim.service.messages import Request, Response
+from clearing_sim.sim.participants import Participant
+from clearing_sim.sim.receivers import ReceiverBehaviour
+from clearing_sim.sim.world import World, WorldConfig
+
+__all__ = ["SetupRefused", "WorkloadDriver", "simulate"]
+
+Proc = Generator[simpy.Event, Any, None]
+_MS_PER_HOUR = 3_600_000
+
+
+class SetupRefused(Exception):
+    """The API refused to set up something the workload asks for (a subscription to a private
+    address, say); ``site`` is the definition at fault (``path:line:col: field``)."""
+
+    def __init__(self, site: str, message: str) -> None:
+        super().__init__(f"{site}: {message}")
+        self.site = site
+
+
+def _receiver_behaviour(spec: ReceiverLoad, status: int, until_ms: int | None = None,
+                        recovered_status: int = 200) -> ReceiverBehaviour:
+    extra: dict[str, Any] = {}
+    if spec.latency is not None:
+        extra["latency"] = spec.latency
+    if spec.reorder_delay is not None:
+        extra["jitter"] = spec.reorder_delay
+    if spec.duplicate_delay is not None:
+        extra["duplicate_delay"] = spec.duplicate_delay
+    return ReceiverBehaviour(status=status, until_ms=until_ms, recovered_status=recovered_status,
+                             p_lost=spec.loss, p_duplicate=spec.duplicate,
+                             p_jitter=spec.reorder, **extra)
+
+
+class WorkloadDriver:
+    def __init__(self, workload: Workload, seed: int) -> None:
+        self.workload = workload
+        self.seed = seed
+        self.world = World(WorldConfig(seed=seed, epoch=workload.epoch))
+        world = self.world
+        self.parties: dict[str, Participant] = {}
+        self.assets: dict[str, Asset] = {}
+        for issuer in workload.issuers:
+            party = world.add_issuer(issuer.name, issuer.profile, issuer.assets,
+                                     issuer.rtgs_gbp, issuer.behaviour, issuer.currency)
+            self.parties[issuer.key] = party
+            self.assets.update((asset.code, asset) for asset in party.assets)
+        for member in workload.members:
+            wallets = {self.assets[code]: amount for code, amount in member.wallets}
+            self.parties[member.key] = world.add_member(member.name, member.rtgs_gbp, wallets)
+        self.api = ServiceAPI(world)
+        self.keys = {key: self.api.credentials.issue_api_key(party.id)[1]
+                     for key, party in self.parties.items()}
+        self.subscriptions = {hook.key: self._subscribe(hook) for hook in workload.webhooks}
+        self.initiated = 0
+        self.refused = 0
+
+    # set-up -------------------------------------------------------------------------------
+    def _subscribe(self, hook: WebhookLoad) -> str:
+        body: dict[str, Any] = {"url": hook.url, "events": list(hook.events)}
+        if hook.description is not None:
+            body["description"] = hook.description
+        response = self._call("POST", "/api/v1/webhooks", self.keys[hook.participant], body)
+        if response.status != 201:
+            errors = response.json().get("errors", []) if response.body else []
+            detail = "; ".join(f"{e['code']}: {e['message']}" for e in errors)
+            raise SetupRefused(hook.site, f"the API refused to create webhook {hook.key}: "
+                                          f"{response.status} {detail}")
+        subscription_id: str = response.json()["data"]["id"]
+        receiver = hook.receiver
+        if not receiver.is_default:
+            self.world.webhooks.set_receiver(hook.url,
+                                             _receiver_behaviour(receiver, receiver.status))
+        for outage in receiver.outages:
+            self.world.env.process(self._outage(hook.url, receiver, outage))
+        return subscription_id
+
+    def _outage(self, url: str, receiver: ReceiverLoad, outage: Outage) -> Proc:
+        if outage.from_ms > self.world.now_ms:
+            yield self.world.env.timeout(outage.from_ms - self.world.now_ms)
+        self.world.webhooks.set_receiver(url, _receiver_behaviour(
+            receiver, outage.status, outage.until_ms, receiver.status))
+
+    def start(self) -> None:
+        """Log the set-up and start one arrival process per member."""
+        w = self.workload
+        self.world.log.append(
+            "workload.started", workload=w.name, horizonMs=w.horizon_ms, drainMs=w.drain_ms,
+            members={m.key: self.parties[m.key].id for m in w.members},
+            issuers={i.key: self.parties[i.key].id for i in w.issuers},
+            subscriptions=dict(self.subscriptions))
+        for member in w.members:
+            if member.arrivals.peak_per_hour > 0:
+                self.world.env.process(self._arrivals(member))
+
+    def run(self) -> World:
+        """Start, run the arrivals to the horizon, then drain (``drain`` or until idle)."""
+        self.start()
+        w = self.workload
+        self.world.run_all(None if w.drain_ms is None else w.horizon_ms + w.drain_ms)
+        return self.world
+
+    # arrivals -----------------------------------------------------------------------------
+    def _arrivals(self, member: MemberLoad) -> Proc:
+        world = self.world
+        streams = world.streams
+        gaps = streams.get(f"workload:{member.key}:arrivals")
+        arrivals = member.arrivals
+        peak = arrivals.peak_per_hour
+        at_ms = 0.0
+        n = 0
+        while True:
+            at_ms += gaps.expovariate(peak / _MS_PER_HOUR)
+            if at_ms >= self.workload.horizon_ms:
+                return
+            if arrivals.intraday is not None \
+                    and gaps.random() * peak >= arrivals.rate_at(world.epoch_ms + at_ms):
+                continue
+            due = round(at_ms)
+            if due > world.now_ms:
+                yield world.env.timeout(due - world.now_ms)
+            n += 1
+            self._initiate(member, n)
+
+    def _initiate(self, member: MemberLoad, n: int) -> None:
+        streams = self.world.streams
+        use_cases = [use_case for use_case, _ in member.mix]
+        use_case = streams.get(f"workload:{member.key}:mix").choices(
+            use_cases, [weight for _, weight in member.mix])[0]
+        pick = streams.get(f"workload:{member.key}:asset")
+        codes = [code for code, _ in member.assets]
+        weights = [weight for _, weight in member.assets]
+        source = self.assets[pick.choices(codes, weights)[0]]
+        target: Asset | None = None
+        if use_case == "swap":
+            others = [(c, w) for c, w in member.assets if c != source.code
+                      and self.assets[c].currency == source.currency and w > 0]
+            if not others:
+                others = [(c, 1.0) for c in codes if c != source.code]
+            target = self.assets[pick.choices([c for c, _ in others],
+                                              [w for _, w in others])[0]]
+        amount = member.amount.sample(streams.get(f"workload:{member.key}:amount"))
+        reference = f"WL-{member.key}-{n:07d}"
+        wire_amount = f"{amount:f}"
+        body = {"useCase": use_case, "paymentReference": reference,
+                "source": {"amount": wire_amount,
+                           "asset": {"code": source.code, "issuer": source.issuer}},
+                "target": {"amount": wire_amount,
+                           "asset": {"code": source.currency} if target is None
+                           else {"code": target.code, "issuer": target.issuer}}}
+        response = self._call("POST", "/api/v1/transactions", self.keys[member.key], body)
+        if response.status != 201:
+            self.refused += 1
+            self.world.log.append("workload.refused", member=member.key, paymentReference=reference,
+                                  useCase=use_case, status=response.status,
+                                  codes=[e["code"] for e in response.json()["errors"]])
+            return
+        self.initiated += 1
+        data = response.json()["data"]
+        participants = self.world.participants
+        source_issuer = participants.issuer_of(source)
+        target_issuer = participants.issuer_of(target) if target is not None else None
+        assert source_issuer is not None
+        self.world.log.append(
+            "workload.initiated", transactionId=data["id"], member=member.key,
+            paymentReference=reference, useCase=use_case, sourceAsset=source.code,
+            sourceIssuerId=source_issuer.id,
+            targetAsset=source.currency if target is None else target.code,
+            targetIssuerId=None if target_issuer is None else target_issuer.id,
+            amount=wire_amount, receiveAmount=data["receiveAmount"],
+            feeAmount=data["platformFeeAmount"])
+
+    def _call(self, method: str, path: str, token: str, body: Any) -> Response:
+        return self.api.handle(Request.build(method, path, token=token, json_body=body))
+
+
+def simulate(workload: Workload, seed: int) -> World:
+    """Run ``workload`` under ``seed`` to its end; the world, with its whole log."""
+    return WorkloadDriver(workload, seed).run()

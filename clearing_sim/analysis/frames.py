@@ -1,0 +1,422 @@
+"""A run's event log → tidy pandas frames, one row per observed thing, documented dtypes.
+
+Public names: ``FRAME_NAMES``, ``Frames``, ``frames_from_jsonl``, ``frames_from_log``,
+``frames_from_records``, ``read_jsonl``.
+
+Frames (columns and dtypes in ``docs/analysis.md``; ``SCHEMAS`` below is the single truth):
+
+- ``transactions``: one row per transaction — ids, use case, mode, issuers, amounts,
+  initiated / in-flight / terminal times, settlement latency in seconds, lifecycle status,
+  parked (now and ever, with its cause, leg and issuer), cancelled.
+- ``saga_steps``: one row per saga step change (``saga.step``).
+- ``instructions``: one row per issuer instruction, with the time of each status it reached.
+- ``deliveries``: one row per (event, subscription): attempts, outcome, arrivals.
+- ``attempts``: one row per webhook delivery attempt.
+- ``subscriptions``: one row per subscription, with its disable time.
+
+The builder reads the log once, in order, and keeps only what the requested frames need, as
+columns, so a long log streamed from a JSON-lines file (``frames_from_jsonl``) never sits in
+memory whole. It reads only records: what the workload driver knew (use case, assets,
+issuers, subscription names) comes from its ``workload.*`` records; for runs without them
+(a scenario, the demo) those columns are missing values. Times are virtual: ``*_ms`` columns
+are milliseconds since the run started, ``*_at`` columns UTC timestamps from its epoch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped]
+from attrs import frozen
+
+from clearing_sim.domain.timefmt import parse_iso
+from clearing_sim.sim.eventlog import EventLog, Record
+
+__all__ = ["FRAME_NAMES", "SCHEMAS", "Frames", "frames_from_jsonl", "frames_from_log",
+           "frames_from_records", "read_jsonl"]
+
+#: frame → (column, dtype) in order. ``str`` columns hold NaN where a value is missing.
+SCHEMAS: dict[str, tuple[tuple[str, str], ...]] = {
+    "transactions": (
+        ("transaction_id", "str"), ("payment_reference", "str"), ("member", "str"),
+        ("use_case", "str"), ("mode", "Int8"), ("mint_mode", "Int8"),
+        ("source_issuer", "str"), ("target_issuer", "str"), ("source_asset", "str"),
+        ("target_asset", "str"), ("amount", "str"), ("amount_gbp", "float64"),
+        ("fee_gbp", "float64"), ("initiated_ms", "int64"), ("initiated_at", "datetime64[ms, UTC]"),
+        ("in_flight_ms", "Int64"), ("terminal_ms", "Int64"),
+        ("terminal_at", "datetime64[ms, UTC]"), ("settlement_latency_s", "float64"),
+        ("lifecycle_status", "str"), ("terminal", "bool"), ("parked", "bool"),
+        ("cancelled", "bool"), ("reason", "str"), ("ever_parked", "bool"),
+        ("parked_ms", "Int64"), ("park_cause", "str"), ("park_leg", "str"),
+        ("park_issuer", "str"), ("park_mode", "Int8")),
+    "saga_steps": (
+        ("transaction_id", "str"), ("index", "int8"), ("name", "str"), ("status", "str"),
+        ("at_ms", "int64")),
+    "instructions": (
+        ("instruction_id", "str"), ("transaction_id", "str"), ("issuer", "str"),
+        ("leg", "str"), ("received_ms", "int64"), ("pending_approval_ms", "Int64"),
+        ("approved_ms", "Int64"), ("executing_ms", "Int64"), ("final_status", "str"),
+        ("final_ms", "Int64"), ("silent", "bool"), ("expired", "bool")),
+    "deliveries": (
+        ("event_id", "str"), ("subscription_id", "str"), ("subscription", "str"),
+        ("transaction_id", "str"), ("event_type", "str"), ("created_ms", "int64"),
+        ("attempts", "int8"), ("outcome", "str"), ("finished_ms", "Int64"),
+        ("delivered_ms", "Int64"), ("arrivals", "int16"), ("duplicates", "int16")),
+    "attempts": (
+        ("event_id", "str"), ("subscription_id", "str"), ("subscription", "str"),
+        ("attempt", "int8"), ("sent_ms", "int64"), ("learned_ms", "int64"),
+        ("status", "Int16"), ("fault", "str"), ("latency_ms", "Int64"), ("jitter_ms", "int64"),
+        ("duplicated", "bool"), ("outcome", "str")),
+    "subscriptions": (
+        ("subscription_id", "str"), ("subscription", "str"), ("participant", "str"),
+        ("url", "str"), ("created_ms", "int64"), ("deleted_ms", "Int64"),
+        ("failing_since_ms", "Int64"), ("disabled_ms", "Int64"),
+        ("time_to_disable_h", "float64")),
+}
+FRAME_NAMES: tuple[str, ...] = tuple(SCHEMAS)
+_MODE_NUMBER = {"MODE_1_DELEGATED_SIGNING": 1, "MODE_2_TWO_PHASE": 2,
+                "MODE_3_PRE_BURN_TRANSFER": 3}
+_FINAL_INSTRUCTION = ("COMPLETED", "REJECTED", "FAILED")
+_STATUS_COLUMN = {"PENDING_APPROVAL": "pending_approval_ms", "APPROVED": "approved_ms",
+                  "EXECUTING": "executing_ms"}
+_PARK_NOTES = ("ParkedOnSilence", "InstructionFailed", "InstructionRejected")
+
+
+class _Table:
+    """Rows kept as columns (lists), addressed by a key; cheap for millions of rows."""
+
+    def __init__(self, name: str) -> None:
+        self.columns: dict[str, list[Any]] = {c: [] for c, _ in SCHEMAS[name]}
+        self.defaults: dict[str, Any] = {}
+        self.index: dict[Any, int] = {}
+        self.size = 0
+
+    def add(self, key: Any = None, **values: Any) -> int:
+        row = self.size
+        for name, column in self.columns.items():
+            column.append(values.get(name, self.defaults.get(name)))
+        if key is not None:
+            self.index[key] = row
+        self.size += 1
+        return row
+
+    def set(self, row: int, **values: Any) -> None:
+        for name, value in values.items():
+            self.columns[name][row] = value
+
+    def get(self, row: int, name: str) -> Any:
+        return self.columns[name][row]
+
+
+#: Timestamp columns, computed from the ``*_ms`` column they render (epoch + ms).
+_RENDERED = {"initiated_at": "initiated_ms", "terminal_at": "terminal_ms"}
+
+
+def _frame(name: str, columns: Mapping[str, list[Any]], epoch_ms: int) -> pd.DataFrame:
+    data: dict[str, pd.Series] = {}
+    for column, dtype in SCHEMAS[name]:
+        if column in _RENDERED:
+            ms = data[_RENDERED[column]].astype("Int64") + epoch_ms
+            data[column] = pd.to_datetime(ms, unit="ms", utc=True).astype(dtype)
+        else:
+            data[column] = pd.Series(columns[column], dtype=dtype)
+    return pd.DataFrame(data)
+
+
+@frozen
+class Frames:
+    """The tidy frames of one run (only those that were asked for are present)."""
+
+    tables: Mapping[str, pd.DataFrame]
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        if name in SCHEMAS:
+            try:
+                return self.tables[name]
+            except KeyError:
+                raise AttributeError(f"frame {name!r} was not built for this run") from None
+        raise AttributeError(name)
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return self.tables[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.tables
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.tables)
+
+    def to_parquet(self, folder: str | Path) -> None:
+        """One ``<frame>.parquet`` per frame in ``folder`` (created if needed)."""
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        for name, frame in self.tables.items():
+            frame.to_parquet(target / f"{name}.parquet", index=False)
+
+    @classmethod
+    def read_parquet(cls, folder: str | Path) -> Frames:
+        source = Path(folder)
+        return cls({name: pd.read_parquet(source / f"{name}.parquet") for name in SCHEMAS
+                    if (source / f"{name}.parquet").exists()})
+
+
+class _Builder:
+    def __init__(self, wanted: Iterable[str]) -> None:
+        self.wanted = tuple(wanted)
+        unknown = [name for name in self.wanted if name not in SCHEMAS]
+        assert not unknown, f"unknown frames {unknown}; expected some of {FRAME_NAMES}"
+        self.tables = {name: _Table(name) for name in SCHEMAS}
+        self.tables["transactions"].defaults.update(terminal=False, parked=False,
+                                                    cancelled=False, ever_parked=False)
+        self.tables["instructions"].defaults.update(silent=False, expired=False)
+        self.tables["deliveries"].defaults.update(attempts=0, outcome="pending", arrivals=0,
+                                                  duplicates=0)
+        self.epoch_ms = 0
+        self.names: dict[str, str] = {}  # participant id → participantName
+        self.modes: dict[str, int] = {}  # issuer id → mode of its latest profile
+        self.subscription_names: dict[str, str] = {}
+        self.member_names: dict[str, str] = {}  # workload key → participantName
+        self.legs: dict[str, tuple[str, str | None]] = {}  # transaction → (burn, mint) issuer
+        self._strings: dict[str, str] = {}  # one object per distinct repeated value
+        self.last_note: dict[str, str] = {}  # transaction → leg of its last stopping note
+        needs = set(self.wanted)
+        self.handlers = {
+            "world.created": self._world, "participant.added": self._participant,
+            "profile.saved": self._profile, "workload.started": self._workload,
+            "workload.initiated": self._initiated, "transaction.state": self._state,
+            "saga.event": self._note, "saga.step": self._step,
+            "issuer.instruction": self._instruction, "issuer.silent": self._silent,
+            "issuer.expired": self._expired, "webhook.subscribed": self._subscribed,
+            "webhook.deleted": self._deleted, "webhook.disabled": self._disabled,
+            "webhook.event": self._event, "webhook.attempt": self._attempt,
+            "webhook.arrival": self._arrival, "webhook.delivery_failed": self._failed,
+            "webhook.delivery_dropped": self._dropped,
+        }
+        if "saga_steps" not in needs:
+            del self.handlers["saga.step"]
+        if "instructions" not in needs:
+            for kind in ("issuer.instruction", "issuer.silent", "issuer.expired"):
+                del self.handlers[kind]
+        if not needs & {"deliveries", "attempts"}:
+            for kind in ("webhook.event", "webhook.attempt", "webhook.arrival",
+                         "webhook.delivery_failed", "webhook.delivery_dropped"):
+                del self.handlers[kind]
+
+    def feed(self, at_ms: int, kind: str, fields: Mapping[str, Any]) -> None:
+        handler = self.handlers.get(kind)
+        if handler is not None:
+            handler(at_ms, fields)
+
+    def _one(self, value: Any) -> Any:
+        """The one object for a repeated string (a long log repeats a few values millions of
+        times; parsed from JSON, each would be its own object)."""
+        if not isinstance(value, str):
+            return value
+        return self._strings.setdefault(value, value)
+
+    def build(self) -> Frames:
+        subs = self.tables["subscriptions"]
+        subs.columns["subscription"] = [self.subscription_names.get(sid)
+                                        for sid in subs.columns["subscription_id"]]
+        subs.columns["time_to_disable_h"] = [
+            None if d is None or f is None else (d - f) / 3_600_000
+            for d, f in zip(subs.columns["disabled_ms"], subs.columns["failing_since_ms"],
+                            strict=True)]
+        return Frames({name: _frame(name, self.tables[name].columns, self.epoch_ms)
+                       for name in self.wanted})
+
+    # who is who ---------------------------------------------------------------------------
+    def _world(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        self.epoch_ms = parse_iso(str(f["epoch"]))
+
+    def _participant(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        self.names[f["participantId"]] = f["name"]
+
+    def _profile(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        self.modes[f["issuerId"]] = _MODE_NUMBER[f["mode"]]
+
+    def _workload(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        self.subscription_names.update({sid: key for key, sid in f["subscriptions"].items()})
+        self.member_names.update({key: self.names.get(pid, key)
+                                  for key, pid in f["members"].items()})
+
+    # transactions -------------------------------------------------------------------------
+    def _initiated(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        tx = self.tables["transactions"]
+        row = tx.index.get(f["transactionId"])
+        if row is None:
+            return
+        source, target = f["sourceIssuerId"], f.get("targetIssuerId")
+        one = self._one
+        self.legs[f["transactionId"]] = (one(source), one(target))
+        amount = float(f["amount"])
+        tx.set(row, member=self.member_names.get(f["member"], f["member"]),
+               use_case=one(f["useCase"]), mode=self.modes.get(source),
+               mint_mode=None if target is None else self.modes.get(target),
+               source_issuer=self.names.get(source), target_issuer=self.names.get(target)
+               if target is not None else None, source_asset=one(f["sourceAsset"]),
+               target_asset=one(f["targetAsset"]), amount=f["amount"], amount_gbp=amount,
+               fee_gbp=float(f["feeAmount"]))
+
+    def _state(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        tx = self.tables["transactions"]
+        tid = f["transactionId"]
+        status = self._one(f["lifecycleStatus"])
+        if f["trigger"] == "initiated":
+            tx.add(tid, transaction_id=tid, payment_reference=f["paymentReference"],
+                   initiated_ms=at_ms, lifecycle_status=status)
+            return
+        row = tx.index[tid]
+        changes: dict[str, Any] = {"lifecycle_status": status, "parked": f["parked"],
+                                   "terminal": f["terminal"], "reason": self._one(f.get("reason")),
+                                   "cancelled": status == "cancelled"}
+        if status == "in-flight" and tx.get(row, "in_flight_ms") is None:
+            changes["in_flight_ms"] = at_ms
+        if f["terminal"]:
+            changes["terminal_ms"] = at_ms
+            latency = None
+            if status == "settled":
+                latency = (at_ms - tx.get(row, "initiated_ms")) / 1000
+            changes["settlement_latency_s"] = latency
+        else:
+            changes["terminal_ms"] = None
+            changes["settlement_latency_s"] = None
+        if f["parked"] and not tx.get(row, "ever_parked"):
+            leg = self.last_note.get(tid)
+            legs = self.legs.get(tid, (None, None))
+            issuer = None if leg is None else legs[0] if leg == "burn" else legs[1]
+            changes.update(ever_parked=True, parked_ms=at_ms, park_cause=self._one(f.get("reason")),
+                           park_leg=leg, park_issuer=self.names.get(issuer) if issuer else None,
+                           park_mode=self.modes.get(issuer) if issuer else None)
+        tx.set(row, **changes)
+
+    def _note(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        if f["event"] in _PARK_NOTES and "leg" in f:
+            self.last_note[f["transactionId"]] = f["leg"]
+
+    def _step(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        self.tables["saga_steps"].add(transaction_id=f["transactionId"], index=f["index"],
+                                      name=self._one(f["name"]), status=self._one(f["status"]),
+                                      at_ms=at_ms)
+
+    # instructions -------------------------------------------------------------------------
+    def _instruction(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        table = self.tables["instructions"]
+        status = f["status"]
+        if status == "RECEIVED":
+            table.add(f["instructionId"], instruction_id=f["instructionId"],
+                      transaction_id=f["transactionId"],
+                      issuer=self.names.get(f["issuerId"]), leg=self._one(f["leg"]),
+                      received_ms=at_ms)
+            return
+        row = table.index[f["instructionId"]]
+        if status in _FINAL_INSTRUCTION:
+            table.set(row, final_status=self._one(status), final_ms=at_ms)
+        else:
+            table.set(row, **{_STATUS_COLUMN[status]: at_ms})
+
+    def _silent(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        table = self.tables["instructions"]
+        table.set(table.index[f["instructionId"]], silent=True)
+
+    def _expired(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        table = self.tables["instructions"]
+        table.set(table.index[f["instructionId"]], expired=True)
+
+    # webhooks -----------------------------------------------------------------------------
+    def _subscribed(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        self.tables["subscriptions"].add(
+            f["subscriptionId"], subscription_id=f["subscriptionId"],
+            participant=self.names.get(f["participantId"]), url=f["url"], created_ms=at_ms)
+
+    def _subscription_name(self, subscription_id: str) -> str | None:
+        return self.subscription_names.get(subscription_id)
+
+    def _deleted(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        subs = self.tables["subscriptions"]
+        subs.set(subs.index[f["subscriptionId"]], deleted_ms=at_ms)
+
+    def _disabled(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        subs = self.tables["subscriptions"]
+        subs.set(subs.index[f["subscriptionId"]], disabled_ms=at_ms,
+                 failing_since_ms=f.get("failingSinceMs"))
+
+    def _event(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        table = self.tables["deliveries"]
+        for sid in f["subscriptionIds"]:
+            table.add((f["eventId"], sid), event_id=f["eventId"], subscription_id=sid,
+                      subscription=self._subscription_name(sid),
+                      transaction_id=f["transactionId"], event_type=self._one(f["type"]),
+                      created_ms=at_ms)
+
+    def _attempt(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        sid, success = f["subscriptionId"], f["outcome"] == "success"
+        if "attempts" in self.wanted:
+            self.tables["attempts"].add(
+                event_id=f["eventId"], subscription_id=sid,
+                subscription=self._subscription_name(sid), attempt=f["attempt"],
+                sent_ms=f["sentAtMs"], learned_ms=at_ms, status=f.get("status"),
+                fault=self._one(f.get("fault")), latency_ms=f.get("latencyMs"),
+                jitter_ms=f.get("jitterMs", 0), duplicated=bool(f.get("duplicated")),
+                outcome=self._one(f["outcome"]))
+        table = self.tables["deliveries"]
+        row = table.index[(f["eventId"], sid)]
+        table.set(row, attempts=f["attempt"])
+        if success:
+            table.set(row, outcome="delivered", finished_ms=at_ms, delivered_ms=at_ms)
+
+    def _arrival(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        table = self.tables["deliveries"]
+        row = table.index.get((f["eventId"], f["subscriptionId"]))
+        if row is None:
+            return
+        table.set(row, arrivals=table.get(row, "arrivals") + 1)
+        if f["copy"]:
+            table.set(row, duplicates=table.get(row, "duplicates") + 1)
+
+    def _failed(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        table = self.tables["deliveries"]
+        table.set(table.index[(f["eventId"], f["subscriptionId"])], outcome="failed",
+                  finished_ms=at_ms)
+
+    def _dropped(self, at_ms: int, f: Mapping[str, Any]) -> None:
+        table = self.tables["deliveries"]
+        table.set(table.index[(f["eventId"], f["subscriptionId"])], outcome="dropped",
+                  finished_ms=at_ms)
+
+
+def frames_from_records(records: Iterable[tuple[int, str, Mapping[str, Any]]],
+                        frames: Iterable[str] = FRAME_NAMES) -> Frames:
+    """The frames named in ``frames`` from (virtual ms, kind, fields) triples, in log order."""
+    builder = _Builder(frames)
+    for at_ms, kind, fields in records:
+        builder.feed(at_ms, kind, fields)
+    return builder.build()
+
+
+def _triples(records: Iterable[Record]) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
+    for record in records:
+        yield record.at_ms, record.kind, record.fields
+
+
+def frames_from_log(log: EventLog | Iterable[Record],
+                    frames: Iterable[str] = FRAME_NAMES) -> Frames:
+    """The frames of a run's event log (a ``World.log``, or any records in order)."""
+    return frames_from_records(_triples(log), frames)
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
+    """(virtual ms, kind, fields) per line of a canonical JSON-lines log, streamed."""
+    with Path(path).open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                body = json.loads(line)
+                yield body["at"], body["kind"], body
+
+
+def frames_from_jsonl(path: str | Path, frames: Iterable[str] = FRAME_NAMES) -> Frames:
+    """The frames of a log written with ``EventLog.write_jsonl``, read line by line."""
+    return frames_from_records(read_jsonl(path), frames)

@@ -1,0 +1,281 @@
+"""Loading workload files: read, parse with positions, validate, check, build a ``Workload``.
+
+Public names: ``load_workload``, ``parse_workload``, ``read_text``, ``read_workload``.
+
+The machinery is the scenario loader's (``clearing_sim.scenario``): YAML parsed keeping every
+node's line and column, the JSON Schema (``workload.schema.json``), then the checks the schema
+cannot express, each a ``Problem`` at its ``path:line:col``: names used but not defined (asset
+codes, webhook participants), duplicate names, issuer profiles the service would refuse,
+outcome probabilities adding up to more than 1, empty ranges (uniform amounts, outages), a
+swap share with no second asset to swap into. Every problem of a file is reported together
+as one ``ScenarioInvalid`` (the CLI's exit code 2).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from attrs import evolve
+
+from clearing_sim.analysis.model import (
+    Amount,
+    Arrivals,
+    IssuerLoad,
+    MemberLoad,
+    Outage,
+    ReceiverLoad,
+    WebhookLoad,
+    Workload,
+)
+from clearing_sim.analysis.schema import workload_problems
+from clearing_sim.domain.errors import InvalidRequest
+from clearing_sim.domain.profile import IssuerProfile, parse_profile
+from clearing_sim.scenario.errors import ScenarioInvalid, ScenarioNotFound, ScenarioUnreadable
+from clearing_sim.scenario.read_world import read_behaviour_changes, read_network
+from clearing_sim.scenario.reading import Reader, Symbols
+from clearing_sim.scenario.source import Document, FieldPath, parse_yaml
+from clearing_sim.sim.issuer import IssuerBehaviour
+from clearing_sim.sim.world import WorldConfig
+
+__all__ = ["load_workload", "parse_workload", "read_text", "read_workload"]
+
+_REQUIRED = {"members": ("arrivals",), "issuers": (), "webhooks": ("participant", "url",
+                                                                    "events")}
+
+
+def read_text(path: str | Path, what: str = "workload") -> str:
+    """A file's text, or the ``ScenarioError`` that says why it cannot be read."""
+    name = str(path)
+    file = Path(path)
+    if not file.exists():
+        raise ScenarioNotFound(name, "no such file")
+    if file.is_dir():
+        raise ScenarioUnreadable(name, f"is a folder; expected a {what} file")
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ScenarioUnreadable(name, f"is not UTF-8 text ({error.reason} at byte "
+                                       f"{error.start})") from None
+    except OSError as error:
+        raise ScenarioUnreadable(name, f"cannot be read: {error.strerror or error}") from None
+
+
+def load_workload(path: str | Path) -> Workload:
+    """Read and check one workload file; ``ScenarioError`` if it cannot be used."""
+    return parse_workload(read_text(path), str(path))
+
+
+def parse_workload(text: str, path: str) -> Workload:
+    """A workload from its text; ``path`` names the file in problems."""
+    document = parse_yaml(text, path)
+    if not isinstance(document.data, dict):
+        found = workload_problems(document)
+        raise ScenarioInvalid(path, [problem for _, problem in found])
+    return read_workload(document)
+
+
+def read_workload(document: Document) -> Workload:
+    """A workload from a parsed document (a sweep passes one with overrides applied)."""
+    found = workload_problems(document)
+    reader = Reader(document, (p for p, _ in found if p is not None))
+    reader.problems.extend(problem for _, problem in found)
+    symbols = Symbols.read(reader)
+    data: dict[str, Any] = document.data
+    issuers = tuple(_issuer(reader, key, raw, path)
+                    for key, raw, path in _entries(reader, "issuers"))
+    members = tuple(_member(reader, symbols, key, raw, path)
+                    for key, raw, path in _entries(reader, "members"))
+    webhooks = tuple(_webhook(reader, symbols, key, raw, path)
+                     for key, raw, path in _entries(reader, "webhooks"))
+    _unique_names(reader, issuers, members)
+    horizon = reader.get(data, (), "horizon")
+    horizon_ms = reader.duration(("horizon",), horizon) if horizon is not None else 0
+    if horizon is not None and horizon_ms <= 0:
+        reader.report(("horizon",), "expected a horizon longer than 0")
+    drain = reader.get(data, (), "drain")
+    epoch = reader.get(reader.get(data, (), "world", {}), ("world",), "epoch")
+    if epoch is not None and reader.timestamp_ms(("world", "epoch"), epoch) is None:
+        epoch = None
+    if reader.problems:
+        raise ScenarioInvalid(document.path, reader.problems)
+    return Workload(
+        name=data["workload"], path=document.path, horizon_ms=horizon_ms, issuers=issuers,
+        members=members, webhooks=webhooks, description=data.get("description", ""),
+        epoch=epoch or WorldConfig().epoch,
+        drain_ms=None if drain is None else reader.duration(("drain",), drain), data=data)
+
+
+def _entries(r: Reader, section: str) -> list[tuple[str, dict[str, Any], FieldPath]]:
+    data = r.document.data.get(section)
+    if not isinstance(data, dict) or r.blocked((section,)):
+        return []
+    return [(name, spec, (section, name)) for name, spec in data.items()
+            if isinstance(spec, dict) and not r.blocked((section, name), _REQUIRED[section])]
+
+
+def _decimal(r: Reader, raw: dict[str, Any], path: FieldPath, key: str,
+             default: str | None = None) -> Decimal | None:
+    value = r.get(raw, path, key, default)
+    return None if value is None else Decimal(value)
+
+
+# issuers -----------------------------------------------------------------------------------
+def _profile(r: Reader, raw: Any, path: FieldPath) -> IssuerProfile | None:
+    try:
+        return parse_profile(raw)
+    except InvalidRequest as error:
+        for problem in error.problems:
+            where = (*path, problem.param) if problem.param else path
+            r.report(where, f"invalid profile ({problem.code}): {problem.message}")
+        return None
+
+
+def _issuer(r: Reader, key: str, raw: dict[str, Any], path: FieldPath) -> IssuerLoad:
+    profile_raw = r.get(raw, path, "profile")
+    profile = _profile(r, profile_raw, (*path, "profile")) if profile_raw is not None else None
+    assets = tuple(r.get(raw, path, "assets", ()))
+    if assets and "profile" not in raw:
+        r.report((*path, "assets"), "an issuer issues assets on the ledger of its profile; "
+                 "expected a profile beside assets")
+    behaviour = IssuerBehaviour()
+    behaviour_raw = r.get(raw, path, "behaviour")
+    if behaviour_raw is not None:
+        changes = read_behaviour_changes(r, behaviour_raw, (*path, "behaviour"))
+        try:
+            behaviour = evolve(behaviour, **dict(changes))
+        except ValueError as error:
+            r.report((*path, "behaviour", "outcomes"), "expected outcome probabilities that "
+                     f"add up to 1 at most: {error}")
+    return IssuerLoad(key, r.get(raw, path, "name", key), profile, behaviour, assets,
+                      _decimal(r, raw, path, "rtgs", "0.00") or Decimal("0.00"),
+                      r.get(raw, path, "currency", "GBP"))
+
+
+# members -----------------------------------------------------------------------------------
+def _member(r: Reader, s: Symbols, key: str, raw: dict[str, Any],
+            path: FieldPath) -> MemberLoad:
+    wallets = []
+    for code, amount in r.get(raw, path, "wallets", {}).items():
+        _known_asset(r, s, (*path, "wallets", code), code)
+        wallets.append((code, Decimal(amount)))
+    weights = r.get(raw, path, "assets")
+    if weights is None:
+        assets = tuple((code, 1.0) for code, _ in wallets)
+        if not assets:
+            r.report(path, "expected assets (source asset → weight) or wallets to redeem from")
+    else:
+        for code in weights:
+            _known_asset(r, s, (*path, "assets", code), code)
+        assets = tuple((code, float(weight)) for code, weight in weights.items())
+        if weights and not any(weight > 0 for _, weight in assets):
+            r.report((*path, "assets"), "expected at least one weight above 0")
+    mix = _mix(r, raw, path)
+    if dict(mix).get("swap", 0.0) > 0 and len(assets) < 2:
+        r.report((*path, "mix", "swap"), "a swap needs a second asset to swap into; expected "
+                 "at least two assets in the member's assets (or wallets)")
+    arrivals_raw = r.get(raw, path, "arrivals", {})
+    rate = float(r.get(arrivals_raw, (*path, "arrivals"), "rate_per_hour", 0.0))
+    intraday = r.get(arrivals_raw, (*path, "arrivals"), "intraday")
+    if intraday is not None and not any(v > 0 for v in intraday):
+        r.report((*path, "arrivals", "intraday"), "expected at least one multiplier above 0")
+    arrivals = Arrivals(rate, None if intraday is None else tuple(float(v) for v in intraday))
+    amount = _amount(r, r.get(raw, path, "amount"), (*path, "amount"))
+    return MemberLoad(key, r.get(raw, path, "name", key), arrivals, assets,
+                      _decimal(r, raw, path, "rtgs", "0.00") or Decimal("0.00"),
+                      tuple(wallets), mix, amount)
+
+
+def _known_asset(r: Reader, s: Symbols, path: FieldPath, code: str) -> None:
+    if s.kind(code) != "asset":
+        r.report(path, f"no issuer in this file issues {code!r}; expected an asset code listed "
+                 "under some issuer's assets", key=True)
+
+
+def _mix(r: Reader, raw: dict[str, Any], path: FieldPath) -> tuple[tuple[str, float], ...]:
+    mix_raw = r.get(raw, path, "mix")
+    if mix_raw is None:
+        return (("redeem", 1.0),)
+    mix = tuple((use_case, float(mix_raw[use_case])) for use_case in ("redeem", "swap")
+                if use_case in mix_raw)
+    if not any(weight > 0 for _, weight in mix):
+        r.report((*path, "mix"), "expected a weight above 0 for redeem or swap")
+    return mix
+
+
+def _amount(r: Reader, raw: Any, path: FieldPath) -> Amount:
+    if raw is None:
+        return Amount.fixed(Decimal("100.00"))
+    if isinstance(raw, str):
+        raw = {"fixed": raw}
+    ((kind, value),) = raw.items()
+    if kind == "fixed":
+        amount = Amount.fixed(Decimal(value))
+    elif kind == "uniform":
+        amount = Amount("uniform", low=Decimal(value[0]), high=Decimal(value[1]))
+    elif kind == "lognormal":
+        low, high = value.get("min"), value.get("max")
+        amount = Amount("lognormal", median=Decimal(value["median"]),
+                        sigma=float(value.get("sigma", 1.0)),
+                        low=None if low is None else Decimal(low),
+                        high=None if high is None else Decimal(high))
+    else:
+        amount = Amount("choice", choices=tuple((Decimal(a), float(w)) for a, w in value.items()))
+        if not any(weight > 0 for _, weight in amount.choices):
+            r.report((*path, kind), "expected at least one weight above 0")
+    if amount.low is not None and amount.high is not None and amount.low > amount.high:
+        r.report((*path, kind), f"expected the lower amount first: {amount.low} is above "
+                 f"{amount.high}")
+    return amount
+
+
+# webhooks ----------------------------------------------------------------------------------
+def _webhook(r: Reader, s: Symbols, key: str, raw: dict[str, Any],
+             path: FieldPath) -> WebhookLoad:
+    if s.kind(raw["participant"]) not in ("member", "issuer"):
+        r.report((*path, "participant"), f"{raw['participant']!r} is not a participant of this "
+                 "file; expected the name of a member or an issuer")
+    receiver = _receiver(r, r.get(raw, path, "receiver", {}), (*path, "receiver"))
+    where = r.site(path)
+    site = f"{r.document.path}:{where.line}:{where.column}: {where.field}"
+    return WebhookLoad(key, raw["participant"], raw["url"], tuple(raw["events"]), site,
+                       r.get(raw, path, "description"), receiver)
+
+
+def _receiver(r: Reader, raw: dict[str, Any], path: FieldPath) -> ReceiverLoad:
+    changes: dict[str, Any] = {}
+    if r.get(raw, path, "status") is not None:
+        changes["status"] = raw["status"]
+    if r.get(raw, path, "latency") is not None:
+        changes["latency"] = r.latency((*path, "latency"), raw["latency"])
+    changes.update(read_network(r, r.get(raw, path, "network", {}), (*path, "network")))
+    outages = []
+    previous_until = -1
+    for i, outage in enumerate(r.get(raw, path, "outages", ())):
+        where = (*path, "outages", i)
+        if not isinstance(outage, dict) or r.blocked(where, ("from", "until")):
+            continue
+        start = r.duration((*where, "from"), outage["from"])
+        end = r.duration((*where, "until"), outage["until"])
+        if end <= start:
+            r.report((*where, "until"), f"expected an outage to end after it starts "
+                     f"({outage['from']})")
+        elif start < previous_until:
+            r.report((*where, "from"), "expected outages in time order, not overlapping")
+        previous_until = max(previous_until, end)
+        outages.append(Outage(start, end, int(outage.get("status", 503))))
+    changes["outages"] = tuple(outages)
+    return evolve(ReceiverLoad(), **changes)
+
+
+def _unique_names(r: Reader, issuers: tuple[IssuerLoad, ...],
+                  members: tuple[MemberLoad, ...]) -> None:
+    seen: dict[str, str] = {}
+    parties: list[tuple[str, str, str]] = [("issuers", i.key, i.name) for i in issuers]
+    parties += [("members", m.key, m.name) for m in members]
+    for section, key, name in parties:
+        first = seen.setdefault(name, key)
+        if first != key:
+            r.report((section, key, "name"), f"participantName {name!r} is also {first}'s; "
+                     "expected each participant to have its own name")

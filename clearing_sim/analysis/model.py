@@ -1,0 +1,163 @@
+"""A workload as typed values: who takes part, how they behave, what arrives and when.
+
+Public names: ``Amount``, ``Arrivals``, ``IssuerLoad``, ``MemberLoad``, ``Outage``,
+``ReceiverLoad``, ``WebhookLoad``, ``Workload``.
+
+A ``Workload`` is what a workload file (``docs/workloads.md``) says once it has been read and
+checked: durations are milliseconds, profiles and issuer behaviours are the engine's validated
+values, amounts are ``Decimal``. It holds no seed: one workload runs under many seeds. Every
+value here is frozen and picklable, so a sweep can ship it to another process or a Dask
+worker unchanged. ``Amount.sample`` and ``Arrivals.rate_at`` are the only behaviour; they draw
+from the stream they are given, never from a global generator.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
+
+from attrs import field, frozen
+
+from clearing_sim.domain.latency import Latency
+from clearing_sim.domain.profile import IssuerProfile
+from clearing_sim.sim.issuer import IssuerBehaviour
+
+__all__ = ["Amount", "Arrivals", "IssuerLoad", "MemberLoad", "Outage", "ReceiverLoad",
+           "WebhookLoad", "Workload"]
+
+_PENNY = Decimal("0.01")
+HOUR_MS = 3_600_000
+
+
+@frozen
+class Amount:
+    """An amount distribution, in the asset's units, rounded half-even to 0.01 (≥ 0.01).
+
+    ``kind`` is ``fixed`` (``low``), ``uniform`` (``low``–``high``), ``lognormal`` (``median``,
+    ``sigma``, clipped to ``low``–``high`` when given) or ``choice`` (``choices`` with weights).
+    """
+
+    kind: str
+    low: Decimal | None = None
+    high: Decimal | None = None
+    median: Decimal | None = None
+    sigma: float = 1.0
+    choices: tuple[tuple[Decimal, float], ...] = ()
+
+    @classmethod
+    def fixed(cls, amount: Decimal) -> Amount:
+        return cls("fixed", low=amount)
+
+    def sample(self, rng: random.Random) -> Decimal:
+        if self.kind == "fixed":
+            assert self.low is not None
+            value = self.low
+        elif self.kind == "uniform":
+            assert self.low is not None and self.high is not None
+            value = self.low + (self.high - self.low) * Decimal(repr(rng.random()))
+        elif self.kind == "lognormal":
+            assert self.median is not None
+            drawn = rng.lognormvariate(math.log(float(self.median)), self.sigma)
+            value = Decimal(repr(drawn))
+            if self.low is not None:
+                value = max(value, self.low)
+            if self.high is not None:
+                value = min(value, self.high)
+        else:
+            amounts = [amount for amount, _ in self.choices]
+            weights = [weight for _, weight in self.choices]
+            value = rng.choices(amounts, weights)[0]
+        return max(value.quantize(_PENNY, ROUND_HALF_EVEN), _PENNY)
+
+
+@frozen
+class Arrivals:
+    """A Poisson process: ``rate_per_hour``, optionally shaped by 24 hourly multipliers."""
+
+    rate_per_hour: float
+    intraday: tuple[float, ...] | None = None
+
+    @property
+    def peak_per_hour(self) -> float:
+        return self.rate_per_hour * (max(self.intraday) if self.intraday else 1.0)
+
+    def rate_at(self, unix_ms: float) -> float:
+        """Initiations per hour at a moment (the hour of day is UTC)."""
+        if self.intraday is None:
+            return self.rate_per_hour
+        return self.rate_per_hour * self.intraday[int(unix_ms // HOUR_MS) % 24]
+
+
+@frozen
+class MemberLoad:
+    key: str
+    name: str
+    arrivals: Arrivals
+    assets: tuple[tuple[str, float], ...]  # source asset code → weight
+    rtgs_gbp: Decimal = Decimal("0.00")
+    wallets: tuple[tuple[str, Decimal], ...] = ()
+    mix: tuple[tuple[str, float], ...] = (("redeem", 1.0),)  # use case → weight
+    amount: Amount = Amount.fixed(Decimal("100.00"))
+
+
+@frozen
+class IssuerLoad:
+    key: str
+    name: str
+    profile: IssuerProfile | None
+    behaviour: IssuerBehaviour = IssuerBehaviour()
+    assets: tuple[str, ...] = ()
+    rtgs_gbp: Decimal = Decimal("0.00")
+    currency: str = "GBP"
+
+
+@frozen
+class Outage:
+    """The endpoint answers ``status`` to requests arriving in [``from_ms``, ``until_ms``)."""
+
+    from_ms: int
+    until_ms: int
+    status: int = 503
+
+
+@frozen
+class ReceiverLoad:
+    status: int = 200
+    latency: Latency | None = None
+    loss: float = 0.0
+    duplicate: float = 0.0
+    reorder: float = 0.0
+    reorder_delay: Latency | None = None
+    duplicate_delay: Latency | None = None
+    outages: tuple[Outage, ...] = ()
+
+    @property
+    def is_default(self) -> bool:
+        return self == ReceiverLoad()
+
+
+@frozen
+class WebhookLoad:
+    key: str
+    participant: str  # a member's or an issuer's key
+    url: str
+    events: tuple[str, ...]
+    site: str  # "path:line:col: field", where the file defines it (for setup errors)
+    description: str | None = None
+    receiver: ReceiverLoad = ReceiverLoad()
+
+
+@frozen
+class Workload:
+    name: str
+    path: str
+    horizon_ms: int
+    issuers: tuple[IssuerLoad, ...]
+    members: tuple[MemberLoad, ...]
+    webhooks: tuple[WebhookLoad, ...] = ()
+    description: str = ""
+    epoch: str = "2026-01-01T00:00:00.000Z"
+    drain_ms: int | None = None
+    data: Any = field(default=None, eq=False, repr=False)  # the file's data, for sweeps

@@ -1,0 +1,224 @@
+"""A sweep's results as one self-contained HTML page: key tables, figures, and how to replay.
+
+Public names: ``REPLAY_ID``, ``build_report``, ``read_replay``, ``write_report``.
+
+``write_report(DIR)`` reads a sweep's output folder (``load_results``) and writes one HTML
+file (default ``reports/<sweep>.html``) with everything inline — figures as PNG data URIs,
+no scripts or styles fetched from anywhere. It holds: the command, version, seeds and
+parameter sets that replay it; settlement latency percentiles by mode, parking rates by
+issuer and by cause, webhook delivery figures, each as mean and range over seeds; the four
+figures of ``plots``; every run's digest; and the sweep and workload files as they were.
+
+The replay facts are also embedded as JSON (``<script type="application/json"
+id="clearing-sim-replay">``): ``read_replay(html)`` answers them, which is how a test checks
+that rerunning a committed report's sweep gives the same digests. The page contains no wall
+clock: the same results give the same page.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped]
+from matplotlib.figure import Figure
+
+from clearing_sim.analysis import plots
+from clearing_sim.analysis.metrics import across_seeds
+from clearing_sim.analysis.sweepfile import format_seeds
+from clearing_sim.analysis.sweeps import SweepResult, load_results
+
+__all__ = ["REPLAY_ID", "build_report", "read_replay", "write_report"]
+
+REPLAY_ID = "clearing-sim-replay"
+_STYLE = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
+color:#1d2a33;line-height:1.45}
+h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ccd;margin-top:2em}
+table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
+th,td{border:1px solid #ccd;padding:.25em .55em;text-align:right}
+th{background:#eef1f5}td:first-child,th:first-child{text-align:left}
+pre{background:#f5f7f9;padding:.8em;overflow:auto;font-size:.8em}
+code{background:#f0f2f5;padding:0 .2em}figure{margin:1em 0}img{max-width:100%}
+.note{color:#56636d;font-size:.9em}
+"""
+
+
+def _png(figure: Figure) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    data = base64.b64encode(buffer.getvalue()).decode()
+    return f'<img alt="" src="data:image/png;base64,{data}">'
+
+
+def _table(frame: pd.DataFrame, floats: str = "{:.4g}") -> str:
+    if frame.empty:
+        return '<p class="note">(nothing to show)</p>'
+    return str(frame.to_html(index=False, na_rep="—", border=0,
+                             float_format=lambda v: floats.format(v)))
+
+
+def _summary(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Every metric over seeds per parameter set and group, in parameter order."""
+    return across_seeds(metrics, params=["param_id", "param_label"])
+
+
+def _spread(summary: pd.DataFrame, metric: str, dims: list[str]) -> pd.DataFrame:
+    """Mean, std and range over seeds of one metric per parameter set and ``dims`` (the
+    metric's rows that are broken down by exactly those dimensions)."""
+    rows = summary[summary["metric"] == metric]
+    rows = rows.dropna(subset=[d for d in dims if d != "cause"])
+    for dim in ("use_case", "mode", "issuer", "cause", "subscription", "attempts"):
+        if dim not in dims:
+            rows = rows[rows[dim].isna()]
+    return rows[["param_label", *dims, "seeds", "mean", "std", "min", "max"]]
+
+
+def _latency_table(summary: pd.DataFrame) -> pd.DataFrame:
+    parts = []
+    for q in ("p50", "p95", "p99"):
+        part = _spread(summary, f"settlement_latency_{q}_s", ["mode"])
+        parts.append(part.rename(columns={"mean": f"{q} mean (s)", "min": f"{q} min",
+                                          "max": f"{q} max"})
+                     .drop(columns=["std", "seeds"]).set_index(["param_label", "mode"]))
+    return pd.concat(parts, axis=1).reset_index()
+
+
+def _frames(results: SweepResult, name: str) -> pd.DataFrame | None:
+    try:
+        return results.frames(name)
+    except (OSError, KeyError, AssertionError):
+        return None
+
+
+def _example_transaction(tx: pd.DataFrame) -> str:
+    for wanted in (tx["ever_parked"], (tx["use_case"] == "swap")
+                   & (tx["lifecycle_status"] == "settled")):
+        chosen = tx[wanted]
+        if len(chosen):
+            return str(chosen["transaction_id"].iloc[0])
+    return str(tx["transaction_id"].iloc[0])
+
+
+def _figures(results: SweepResult) -> list[tuple[str, str]]:
+    """(caption, <img>) per figure the kept frames allow."""
+    shown: list[tuple[str, str]] = []
+    tx = _frames(results, "transactions")
+    labels = list(results.params["param_label"])
+    if tx is not None and len(tx):
+        by = ["param_label", "mode"] if len(labels) <= 3 else ["mode"]
+        pooled = tx if len(labels) <= 3 else tx[tx["param_label"] == labels[0]]
+        shown.append(("Settlement latency CDF by mode, all seeds pooled"
+                      + ("" if len(labels) <= 3 else f" ({labels[0]})"),
+                      _png(plots.latency_cdf(pooled, by=by))))
+    shown.append(("Parking rate by issuer: bars are the mean over seeds, whiskers the range, "
+                  "dots the seeds", _png(plots.parking_by_issuer(results.metrics))))
+    deliveries = _frames(results, "deliveries")
+    if deliveries is not None and len(deliveries):
+        shown.append(("Webhook deliveries by number of attempts, all runs pooled",
+                      _png(plots.attempts_histogram(deliveries))))
+    steps = _frames(results, "saga_steps")
+    if tx is not None and steps is not None and len(tx):
+        first = results.runs.iloc[0]
+
+        def mine(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+            if frame is None:
+                return None
+            return frame[(frame["param_id"] == first["param_id"])
+                         & (frame["seed"] == first["seed"])]
+
+        run_tx = mine(tx)
+        assert run_tx is not None
+        tid = _example_transaction(run_tx)
+        figure = plots.waterfall(mine(steps), tid, mine(_frames(results, "instructions")),
+                                 mine(_frames(results, "attempts")), mine(deliveries), run_tx)
+        shown.append((f"One transaction's timeline: {tid} ({first['param_label']}, seed "
+                      f"{first['seed']})", _png(figure)))
+    return shown
+
+
+def _replay(results: SweepResult) -> dict[str, Any]:
+    meta = results.meta
+    return {"sweep": meta["sweep"], "version": meta["version"], "command": meta["command"],
+            "sweepFile": meta["sweepFile"], "workloadFile": meta["workloadFile"],
+            "seeds": meta["seeds"], "frames": meta["frames"],
+            "params": [{"param_id": p["param_id"], "label": p["label"], "case": p["case"],
+                        "values": p["values"]} for p in meta["params"]],
+            "runs": [{"param_id": r.param_id, "seed": int(r.seed), "digest": r.digest}
+                     for r in results.runs.itertuples()]}
+
+
+def build_report(results: SweepResult) -> str:
+    """The HTML page of a sweep's results."""
+    meta, summary = results.meta, _summary(results.metrics)
+    esc = html.escape
+    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>"
+             f"<title>{esc(meta['sweep'])}: clearing-sim sweep report</title>"
+             f"<style>{_STYLE}</style></head><body>",
+             f"<h1>Sweep <code>{esc(meta['sweep'])}</code></h1>",
+             f"<p>{esc(meta['description'])}</p>" if meta["description"] else "",
+             "<h2>Replay</h2><p>Every number on this page comes from the runs listed at the "
+             "end; each run is one workload and one seed, and its event-log digest is its "
+             "fingerprint. This command, with this version, reproduces them:</p>",
+             f"<pre>{esc(meta['command'])}\nclearing-sim report {esc(meta.get('out') or 'OUT')}"
+             "</pre>",
+             f"<p>clearing-sim <b>{esc(meta['version'])}</b> · sweep file "
+             f"<code>{esc(meta['sweepFile'])}</code> · workload file "
+             f"<code>{esc(meta['workloadFile'])}</code> · seeds "
+             f"<code>{esc(format_seeds(meta['seeds']))}</code> ({len(meta['seeds'])}) · "
+             f"{len(meta['params'])} parameter set(s) · {len(results.runs)} runs</p>",
+             "<h2>Parameter sets</h2>", _table(results.params),
+             "<h2>Settlement latency by mode (seconds; per-run percentiles, mean and range "
+             "over seeds)</h2>", _table(_latency_table(summary)),
+             "<h2>Parking rate by issuer</h2>",
+             _table(_spread(summary, "parking_rate", ["issuer"])),
+             "<h2>Parking rate by cause (all issuers)</h2>",
+             _table(_spread(summary, "parking_rate", ["cause"]).dropna(subset=["cause"])),
+             "<h2>Webhook delivery</h2>"]
+    for metric in ("delivery_success_rate", "first_attempt_success_rate", "attempts_mean",
+                   "delivery_latency_p99_s"):
+        parts += [f"<h3><code>{metric}</code></h3>",
+                  _table(_spread(summary, metric, ["subscription"]))]
+    parts += ["<h3><code>subscriptions_disabled</code></h3>",
+              _table(_spread(summary, "subscriptions_disabled", [])),
+              "<h3><code>time_to_disable_h</code></h3>",
+              _table(_spread(summary, "time_to_disable_h", ["subscription"])),
+              "<h2>Figures</h2>"]
+    parts += [f"<figure>{img}<figcaption>{esc(caption)}</figcaption></figure>"
+              for caption, img in _figures(results)]
+    runs = results.runs[["param_label", "param_id", "seed", "transactions", "records",
+                         "digest"]]
+    parts += ["<h2>Runs and their digests</h2>", _table(runs),
+              "<h2>Inputs</h2><h3>Sweep file</h3>", f"<pre>{esc(meta['sweepText'])}</pre>",
+              "<h3>Workload file</h3>", f"<pre>{esc(meta['workloadText'])}</pre>",
+              f'<script type="application/json" id="{REPLAY_ID}">'
+              + json.dumps(_replay(results), indent=1).replace("</", "<\\/") + "</script>",
+              "</body></html>\n"]
+    return "\n".join(part for part in parts if part)
+
+
+def write_report(out: str | Path, target: str | Path | None = None) -> Path:
+    """Write the report of the sweep results in ``out``; its path (default
+    ``reports/<sweep>.html``, relative to the working folder)."""
+    results = load_results(out)
+    path = Path(target) if target is not None else Path("reports") / f"{results.name}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(build_report(results), encoding="utf-8")
+    return path
+
+
+_REPLAY = re.compile(rf'<script type="application/json" id="{REPLAY_ID}">(.*?)</script>', re.S)
+
+
+def read_replay(page: str) -> dict[str, Any]:
+    """The replay facts embedded in a report page (``ValueError`` if it has none)."""
+    match = _REPLAY.search(page)
+    if match is None:
+        raise ValueError("no clearing-sim replay block in this page")
+    facts: dict[str, Any] = json.loads(match.group(1).replace("<\\/", "</"))
+    return facts

@@ -1,0 +1,149 @@
+"""One run of a workload under one seed: its frames, metrics and digest; and a run on disk.
+
+Public names: ``RunOutput``, ``RunTask``, ``WorkloadRun``, ``execute``, ``read_run``,
+``run_folder``, ``run_workload``, ``write_run``.
+
+``run_workload(path_or_workload, seed)`` is the Python side of ``clearing-sim workload``: it
+runs the workload to its end and answers its tidy frames, metrics, digest and (if asked) its
+event log as JSON lines. ``execute(task)`` is what a sweep ships to a worker process or a Dask
+worker: a pure function of (workload, seed), so where it runs changes nothing in its output.
+
+On disk, a finished run is the folder ``runs/<param_id>/seed-<seed>/`` of a sweep's output:
+``run.json`` (digest, counts), ``metrics.parquet`` and one Parquet file per kept frame. It is
+written as ``….partial`` and renamed when complete, so a folder that exists is finished: that
+is how an interrupted sweep resumes without redoing finished runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped]
+from attrs import field, frozen
+
+from clearing_sim.analysis.driver import WorkloadDriver
+from clearing_sim.analysis.frames import FRAME_NAMES, Frames, frames_from_log
+from clearing_sim.analysis.loader import load_workload
+from clearing_sim.analysis.metrics import run_metrics
+from clearing_sim.analysis.model import Workload
+
+__all__ = ["RunOutput", "RunTask", "WorkloadRun", "execute", "read_run", "run_folder",
+           "run_workload", "write_run"]
+
+#: The frames the metrics are computed from (built whatever a sweep keeps).
+METRIC_FRAMES = ("transactions", "deliveries", "subscriptions")
+
+
+@frozen
+class WorkloadRun:
+    """A finished run: its seed, digest, size and tidy frames; ``metrics`` is ``run_metrics``."""
+
+    workload: Workload
+    seed: int
+    digest: str
+    records: int
+    end_ms: int
+    frames: Frames = field(eq=False, repr=False)
+    metrics: pd.DataFrame = field(eq=False, repr=False)
+
+    @property
+    def transactions(self) -> pd.DataFrame:
+        return self.frames.transactions
+
+
+def _wanted(frames: Iterable[str]) -> tuple[str, ...]:
+    chosen = set(frames) | set(METRIC_FRAMES)
+    return tuple(name for name in FRAME_NAMES if name in chosen)
+
+
+def run_workload(workload: Workload | str | Path, seed: int = 0, *,
+                 frames: Iterable[str] = FRAME_NAMES, log: str | Path | None = None) -> WorkloadRun:
+    """Run a workload (a ``Workload`` or a workload file) under ``seed``; its frames (those
+    named, plus what the metrics need), metrics and digest. ``log`` writes the event log."""
+    if not isinstance(workload, Workload):
+        workload = load_workload(workload)
+    world = WorkloadDriver(workload, seed).run()
+    if log is not None:
+        with Path(log).open("w", encoding="utf-8") as out:
+            world.log.write_jsonl(out)
+    built = frames_from_log(world.log, _wanted(frames))
+    return WorkloadRun(workload, seed, world.log.digest(), len(world.log), world.now_ms, built,
+                       run_metrics(built))
+
+
+@frozen
+class RunTask:
+    """What a worker needs for one run of a sweep."""
+
+    param_id: str
+    seed: int
+    workload: Workload
+    frames: tuple[str, ...]
+
+
+@frozen
+class RunOutput:
+    """What a worker sends back: the run's identity, digest, metrics and kept frames."""
+
+    param_id: str
+    seed: int
+    digest: str
+    records: int
+    transactions: int
+    end_ms: int
+    metrics: pd.DataFrame = field(eq=False, repr=False)
+    frames: Frames | None = field(default=None, eq=False, repr=False)
+
+
+def execute(task: RunTask) -> RunOutput:
+    """Run one (workload, seed) of a sweep; the same output in any process."""
+    run = run_workload(task.workload, task.seed, frames=task.frames)
+    kept = Frames({name: run.frames[name] for name in task.frames})
+    return RunOutput(task.param_id, task.seed, run.digest, run.records,
+                     len(run.frames.transactions), run.end_ms, run.metrics, kept)
+
+
+# on disk -----------------------------------------------------------------------------------
+def run_folder(out: str | Path, param_id: str, seed: int) -> Path:
+    return Path(out) / "runs" / param_id / f"seed-{seed:06d}"
+
+
+def write_run(out: str | Path, output: RunOutput) -> Path:
+    """Write one finished run under ``out``, atomically (see the module docstring)."""
+    final = run_folder(out, output.param_id, output.seed)
+    partial = final.with_name(final.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    output.metrics.to_parquet(partial / "metrics.parquet", index=False)
+    kept: tuple[str, ...] = ()
+    if output.frames is not None:
+        output.frames.to_parquet(partial)
+        kept = output.frames.names()
+    info = {"paramId": output.param_id, "seed": output.seed, "digest": output.digest,
+            "records": output.records, "transactions": output.transactions,
+            "endMs": output.end_ms, "frames": list(kept)}
+    (partial / "run.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(partial, final)
+    return final
+
+
+def read_run(out: str | Path, param_id: str, seed: int,
+             frames: Iterable[str] = ()) -> RunOutput | None:
+    """A finished run from disk, if it is there and kept every frame in ``frames``."""
+    folder = run_folder(out, param_id, seed)
+    try:
+        info: dict[str, Any] = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not set(frames) <= set(info["frames"]):
+        return None
+    return RunOutput(param_id, seed, info["digest"], info["records"], info["transactions"],
+                     info["endMs"], pd.read_parquet(folder / "metrics.parquet"))

@@ -1,0 +1,263 @@
+"""Sweeps: every parameter set of a sweep file × every seed, run anywhere, one tidy result.
+
+Public names: ``SweepOutputConflict``, ``SweepResult``, ``load_results``, ``sweep``.
+
+``sweep(path, seeds=..., workers=N, dask=ADDRESS, out=DIR)`` is the Python side of
+``clearing-sim sweep``. It reads the sweep file, checks that the service accepts each
+parameter set's set-up (a subscription URL it would refuse is a problem at its line, before
+anything runs), then runs each (parameter set, seed) on an executor (``executors``): this
+process, local worker processes, or a Dask cluster. With ``out`` every finished run is
+written at once (``runs``) and a run already there is read back instead of run again, so an
+interrupted sweep resumes where it stopped. The result is ordered by parameter set, then
+seed as listed, whatever order the runs finished in, so the results and digests are the same
+for any executor and any number of workers.
+
+``out`` holds, besides the runs: ``sweep.json`` (the sweep and workload files' text, the
+parameter sets, the seeds, the version and the command that replays it), ``metrics.parquet``
+(every run's metrics: parameter columns, ``seed``, then ``run_metrics``'s columns),
+``runs.parquet`` and ``digests.csv`` (one row per run with its digest).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped]
+from attrs import define, evolve, field
+
+import clearing_sim
+from clearing_sim.analysis.driver import WorkloadDriver
+from clearing_sim.analysis.executors import executor_for
+from clearing_sim.analysis.frames import SCHEMAS, Frames
+from clearing_sim.analysis.metrics import METRIC_COLUMNS
+from clearing_sim.analysis.runs import RunOutput, RunTask, execute, read_run, write_run
+from clearing_sim.analysis.sweepfile import Sweep, checked_seeds, format_seeds, load_sweep
+
+__all__ = ["SweepOutputConflict", "SweepResult", "load_results", "sweep"]
+
+FORMAT = 1
+Progress = Callable[[int, int], None]
+
+
+class SweepOutputConflict(Exception):
+    """``out`` holds results this version cannot resume (another version, another format)."""
+
+
+def _param_columns(sweep: Sweep) -> list[dict[str, str]]:
+    columns = []
+    for path in sweep.param_paths:
+        values = [v for p in sweep.params for k, v in p.overrides if k == path]
+        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+        columns.append({"name": path, "dtype": "float64" if numeric else "str"})
+    return columns
+
+
+def _cell(value: Any, dtype: str) -> Any:
+    if dtype == "float64" or isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _meta(sweep: Sweep, out: Path | None) -> dict[str, Any]:
+    columns = _param_columns(sweep)
+    params = []
+    for p in sweep.params:
+        given = dict(p.overrides)
+        params.append({"param_id": p.param_id, "index": p.index, "case": p.case,
+                       "label": p.label,
+                       "values": {c["name"]: _cell(given[c["name"]], c["dtype"])
+                                  for c in columns if c["name"] in given}})
+    command = f"clearing-sim sweep {sweep.path} --seeds {format_seeds(sweep.seeds)}"
+    if out is not None:
+        command += f" --out {out}"
+    return {"format": FORMAT, "sweep": sweep.name, "description": sweep.description,
+            "version": clearing_sim.__version__, "sweepFile": sweep.path,
+            "workloadFile": sweep.workload_path, "sweepText": sweep.text,
+            "workloadText": sweep.workload_text, "seeds": list(sweep.seeds),
+            "frames": list(sweep.frames), "paramColumns": columns, "params": params,
+            "out": None if out is None else str(out), "command": command}
+
+
+def _params_frame(meta: dict[str, Any]) -> pd.DataFrame:
+    columns: dict[str, Any] = {
+        "param_id": pd.Series([p["param_id"] for p in meta["params"]], dtype="str"),
+        "param_label": pd.Series([p["label"] for p in meta["params"]], dtype="str"),
+        "case": pd.Series([p["case"] for p in meta["params"]], dtype="str"),
+    }
+    for column in meta["paramColumns"]:
+        name = column["name"]
+        columns[name] = pd.Series([p["values"].get(name) for p in meta["params"]],
+                                  dtype=column["dtype"])
+    return pd.DataFrame(columns)
+
+
+@define
+class SweepResult:
+    """A sweep's results: ``metrics`` (one tidy frame), ``runs`` (one row per run with its
+    digest), ``params`` (one row per parameter set), and each run's kept frames."""
+
+    meta: dict[str, Any]
+    metrics: pd.DataFrame
+    runs: pd.DataFrame
+    out: Path | None = None
+    _frames: dict[tuple[str, int], Frames] = field(factory=dict)
+
+    @property
+    def name(self) -> str:
+        return str(self.meta["sweep"])
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return tuple(self.meta["seeds"])
+
+    @property
+    def params(self) -> pd.DataFrame:
+        return _params_frame(self.meta)
+
+    @property
+    def digests(self) -> dict[tuple[str, int], str]:
+        return {(r.param_id, int(r.seed)): r.digest for r in self.runs.itertuples()}
+
+    def frames(self, name: str) -> pd.DataFrame:
+        """Frame ``name`` of every run, concatenated, with the parameter columns and ``seed``
+        in front (in run order)."""
+        assert name in SCHEMAS, f"unknown frame {name!r}; expected one of {tuple(SCHEMAS)}"
+        parts = []
+        for run in self.runs.itertuples():
+            key = (run.param_id, int(run.seed))
+            if key in self._frames:
+                frame = self._frames[key][name]
+            else:
+                assert self.out is not None, "frames of an in-memory sweep are kept in memory"
+                folder = self.out / "runs" / run.param_id / f"seed-{int(run.seed):06d}"
+                frame = pd.read_parquet(folder / f"{name}.parquet")
+            parts.append(frame.assign(param_id=run.param_id, seed=int(run.seed)))
+        if not parts:
+            return pd.DataFrame()
+        joined = pd.concat(parts, ignore_index=True)
+        return self.params.merge(joined, on="param_id", how="right")[
+            [*self.params.columns, "seed", *(c for c, _ in SCHEMAS[name])]]
+
+
+def _assemble(meta: dict[str, Any], outputs: dict[tuple[str, int], RunOutput],
+              order: Sequence[tuple[str, int]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    params = _params_frame(meta)
+    rows = [outputs[key] for key in order]
+    runs = pd.DataFrame({
+        "param_id": pd.Series([r.param_id for r in rows], dtype="str"),
+        "seed": pd.Series([r.seed for r in rows], dtype="int64"),
+        "digest": pd.Series([r.digest for r in rows], dtype="str"),
+        "transactions": pd.Series([r.transactions for r in rows], dtype="int64"),
+        "records": pd.Series([r.records for r in rows], dtype="int64"),
+        "end_ms": pd.Series([r.end_ms for r in rows], dtype="int64")})
+    runs = params.merge(runs, on="param_id", how="right")
+    parts = [r.metrics.assign(param_id=r.param_id, seed=r.seed) for r in rows]
+    metrics_columns = [name for name, _ in METRIC_COLUMNS]
+    if parts:
+        joined = pd.concat(parts, ignore_index=True)
+    else:
+        joined = pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in METRIC_COLUMNS})
+        joined = joined.assign(param_id=pd.Series(dtype="str"), seed=pd.Series(dtype="int64"))
+    metrics = params.merge(joined, on="param_id", how="right")
+    metrics = metrics[[*params.columns, "seed", *metrics_columns]]
+    metrics["seed"] = metrics["seed"].astype("int64")
+    return metrics, runs
+
+
+def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
+    partial = path.with_name(path.name + ".partial")
+    write(partial)
+    os.replace(partial, path)
+
+
+def _open_out(out: Path, meta: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    previous = out / "sweep.json"
+    if previous.exists():
+        try:
+            old = json.loads(previous.read_text(encoding="utf-8"))
+        except ValueError:
+            old = {}
+        if old.get("format") != FORMAT or old.get("version") != meta["version"]:
+            raise SweepOutputConflict(
+                f"{out} holds results of clearing-sim {old.get('version', '?')} (format "
+                f"{old.get('format', '?')}); this is {meta['version']} (format {FORMAT}): "
+                "expected another --out, or remove the folder")
+    _write_atomic(previous, lambda p: p.write_text(json.dumps(meta, indent=1) + "\n",
+                                                   encoding="utf-8"))
+
+
+def _check_setup(sweep: Sweep) -> None:
+    """Build each parameter set's world (no run): the API must accept its set-up."""
+    for params in sweep.params:
+        WorkloadDriver(params.workload, sweep.seeds[0] if sweep.seeds else 0)
+
+
+def sweep(source: str | Path | Sweep, seeds: Iterable[int] | None = None, *, workers: int = 1,
+          dask: Any = None, out: str | Path | None = None,
+          progress: Progress | None = None) -> SweepResult:
+    """Run a sweep (a sweep file or a loaded ``Sweep``); see the module docstring.
+
+    ``seeds`` replaces the file's seed list; ``workers`` local processes (1: this process);
+    ``dask`` a scheduler address or a ``distributed.Client``; ``out`` a folder to write to and
+    resume from (without it every run's kept frames stay in memory: give ``out`` for large
+    sweeps); ``progress(done, total)`` after each run."""
+    plan = source if isinstance(source, Sweep) else load_sweep(source, seeds)
+    if seeds is not None and isinstance(source, Sweep):
+        plan = evolve(plan, seeds=checked_seeds(seeds))
+    _check_setup(plan)
+    target = None if out is None else Path(out)
+    meta = _meta(plan, target)
+    if target is not None:
+        _open_out(target, meta)
+    order = [(p.param_id, seed) for p in plan.params for seed in plan.seeds]
+    outputs: dict[tuple[str, int], RunOutput] = {}
+    if target is not None:
+        for param_id, seed in order:
+            found = read_run(target, param_id, seed, plan.frames)
+            if found is not None:
+                outputs[(param_id, seed)] = found
+    total = len(order)
+    if progress is not None:
+        progress(len(outputs), total)
+    tasks = [RunTask(p.param_id, seed, p.workload, plan.frames) for p in plan.params
+             for seed in plan.seeds if (p.param_id, seed) not in outputs]
+    kept: dict[tuple[str, int], Frames] = {}
+    executor = executor_for(workers, dask)
+    try:
+        for output in executor.map_unordered(execute, tasks):
+            key = (output.param_id, output.seed)
+            if target is not None:
+                write_run(target, output)
+            elif output.frames is not None:
+                kept[key] = output.frames
+            outputs[key] = output
+            if progress is not None:
+                progress(len(outputs), total)
+    finally:
+        executor.close()
+    metrics, runs = _assemble(meta, outputs, order)
+    if target is not None:
+        _write_results(target, metrics, runs)
+    return SweepResult(meta, metrics, runs, target, kept)
+
+
+def _write_results(out: Path, metrics: pd.DataFrame, runs: pd.DataFrame) -> None:
+    def digests(path: Path) -> None:
+        runs[["param_id", "seed", "digest"]].to_csv(path, index=False)
+
+    _write_atomic(out / "metrics.parquet", lambda p: metrics.to_parquet(p, index=False))
+    _write_atomic(out / "runs.parquet", lambda p: runs.to_parquet(p, index=False))
+    _write_atomic(out / "digests.csv", digests)
+
+
+def load_results(out: str | Path) -> SweepResult:
+    """A finished sweep's results from its output folder (what ``clearing-sim report`` reads)."""
+    folder = Path(out)
+    meta = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+    return SweepResult(meta, pd.read_parquet(folder / "metrics.parquet"),
+                       pd.read_parquet(folder / "runs.parquet"), folder)

@@ -1,0 +1,127 @@
+"""The analysts' commands through click: output, files written, bad input exits 2 without a
+traceback (DESIGN.md, Bad input), and an example in every --help."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import click
+import pandas as pd
+import pytest
+from click.testing import CliRunner, Result
+
+from clearing_sim.analysis import cli
+from clearing_sim.analysis.cli import report, sweep, workload
+from clearing_sim.analysis.sweeps import SweepResult
+from tests.analysis.conftest import INPUTS, TINY, TWO_CASES
+from tests.analysis.kit import variant
+
+
+def _invoke(command: click.Command, *args: str) -> Result:
+    result = CliRunner().invoke(command, [str(a) for a in args])
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result
+
+
+@pytest.mark.parametrize("command", [workload, sweep, report], ids=lambda c: c.name)
+def test_help_has_an_example(command: click.Command) -> None:
+    result = _invoke(command, "--help")
+    assert result.exit_code == 0 and "Example:" in result.output
+    assert "clearing-sim " in result.output.split("Example:")[1]
+
+
+def test_workload_prints_figures_and_digest_and_writes_frames(tmp_path: Path) -> None:
+    result = _invoke(workload, TINY, "--seed", "2", "--out", tmp_path / "out", "--log",
+                     tmp_path / "log.jsonl")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("workload tiny  seed 2  transactions ")
+    assert any(line.startswith("  Mode 2: p50 ") for line in lines)
+    assert lines[-1].startswith("digest ") and len(lines[-1]) == len("digest ") + 64
+    again = _invoke(workload, TINY, "--seed", "2")
+    assert again.output.splitlines()[-1] == lines[-1]
+    assert len(pd.read_parquet(tmp_path / "out" / "transactions.parquet")) > 0
+    assert (tmp_path / "out" / "metrics.parquet").is_file()
+    assert (tmp_path / "log.jsonl").read_text().startswith('{"at":0,')
+
+
+def test_sweep_then_report(tiny_sweep: SweepResult, tmp_path: Path,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    assert tiny_sweep.out is not None
+    out = tmp_path / "out"
+    shutil.copytree(tiny_sweep.out, out)  # finished: the command resumes every run
+    result = _invoke(sweep, TWO_CASES, "--seeds", "0-1", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "two-cases: 2 parameter set(s) × 2 seed(s) = 4 runs" in result.output
+    assert f"report: clearing-sim report {out}" in result.output
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "metrics.parquet"), tiny_sweep.metrics)
+    written: list[tuple[Path, Path | None]] = []  # the page itself: test_report.py
+
+    def write(folder: Path, target: Path | None = None) -> Path:
+        written.append((folder, target))
+        return target or Path("reports/two-cases.html")
+
+    monkeypatch.setattr(cli, "write_report", write)
+    result = _invoke(report, out, "--out", tmp_path / "r.html")
+    assert result.exit_code == 0, result.output
+    assert result.output == f"report written to {tmp_path / 'r.html'}\n"
+    result = _invoke(sweep, TWO_CASES, "--out", out, "--report")  # the one-command form
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "report written to reports/two-cases.html"
+    assert written == [(out, tmp_path / "r.html"), (out, None)]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--seeds", "3-1"], "Invalid value for '--seeds': the range 3-1 runs backwards"),
+    (["--seeds", "x"], "Invalid value for '--seeds': expected seeds like 0-99"),
+    (["--workers", "0"], "Invalid value for '--workers'"),
+    ([], "Missing option '--out'"),
+])
+def test_sweep_refuses_bad_options(args: list[str], message: str) -> None:
+    result = _invoke(sweep, INPUTS / "sweep.yaml", *args)
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_bad_files_exit_2_with_file_line_col(tmp_path: Path) -> None:
+    bad = variant(tmp_path, "horizon: 1h", "horizon: 1x")
+    result = _invoke(workload, bad)
+    assert result.exit_code == 2
+    assert f"{bad}:4:10: horizon: expected a duration" in result.output
+    (tmp_path / "s.yaml").write_text("sweep: s\nworkload: w.yaml\nseeds: 0\n")
+    result = _invoke(sweep, tmp_path / "s.yaml", "--out", tmp_path / "o")
+    assert result.exit_code == 2 and f"{bad}:4:10: horizon" in result.output
+    result = _invoke(workload, tmp_path / "missing.yaml")
+    assert result.exit_code == 2 and "no such file" in result.output
+
+
+def test_a_refused_setup_exits_2_at_its_line(tmp_path: Path) -> None:
+    bad = variant(tmp_path, "url: https://hooks.northbank.example/clearing",
+                  "url: https://127.0.0.1/hooks")
+    result = _invoke(workload, bad)
+    assert result.exit_code == 2
+    assert f"{bad}:34:5: webhooks.treasury: the API refused to create webhook treasury: 400 " \
+           "url_not_public" in result.output
+
+
+def test_report_of_a_folder_without_results_exits_2(tmp_path: Path) -> None:
+    result = _invoke(report, tmp_path)
+    assert result.exit_code == 2 and "holds no finished sweep" in result.output
+
+
+ENTRIES = {"workload": "clearing_sim.analysis.cli:workload",
+           "sweep": "clearing_sim.analysis.cli:sweep",
+           "report": "clearing_sim.analysis.cli:report"}
+
+
+def test_the_main_group_reaches_the_commands_through_lazy_entries(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from clearing_sim import cli as main_cli
+
+    for name, target in ENTRIES.items():
+        monkeypatch.setitem(main_cli.LAZY_COMMANDS, name, target)
+    listed = _invoke(main_cli.main, "--help")
+    assert all(name in listed.output for name in ENTRIES)
+    result = _invoke(main_cli.main, "sweep", "--seeds", "x", "--out", "o", str(TWO_CASES))
+    assert result.exit_code == 2 and "Invalid value for '--seeds'" in result.output

@@ -1,0 +1,95 @@
+"""Frames: one pass over the log, documented columns and dtypes, the same from a JSONL file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from clearing_sim.analysis import frames_from_jsonl, frames_from_log
+from clearing_sim.analysis.frames import FRAME_NAMES, SCHEMAS, Frames
+from clearing_sim.analysis.runs import WorkloadRun
+from clearing_sim.sim.examples import example_world, redeem
+
+
+@pytest.mark.parametrize("name", FRAME_NAMES)
+def test_columns_and_dtypes_are_the_documented_ones(tiny_run: WorkloadRun, name: str) -> None:
+    frame = tiny_run.frames[name]
+    assert [(c, str(t)) for c, t in frame.dtypes.items()] == [
+        (c, str(pd.Series(dtype=t).dtype)) for c, t in SCHEMAS[name]]
+
+
+def test_documentation_lists_every_column() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "analysis.md").read_text()
+    for name, columns in SCHEMAS.items():
+        assert f"### `{name}`" in doc, name
+        for column, dtype in columns:
+            assert f"| `{column}` | `{dtype}` |" in doc, (name, column)
+
+
+def test_transactions_agree_with_the_log(tiny_run: WorkloadRun) -> None:
+    tx = tiny_run.transactions
+    assert tx["transaction_id"].is_unique and len(tx) > 10
+    assert set(tx["use_case"]) == {"redeem", "swap"}
+    assert set(tx["mode"].dropna()) == {1, 2}
+    swaps = tx[tx["use_case"] == "swap"]
+    assert swaps["target_issuer"].notna().all() and swaps["mint_mode"].notna().all()
+    settled = tx[tx["lifecycle_status"] == "settled"]
+    expected = (settled["terminal_ms"] - settled["initiated_ms"]).astype(float) / 1000
+    assert (settled["settlement_latency_s"] == expected).all()
+    assert tx.loc[tx["lifecycle_status"] != "settled", "settlement_latency_s"].isna().all()
+    assert (tx["terminal_at"] - tx["initiated_at"]).dropna().min() >= pd.Timedelta(0)
+    parked = tx[tx["parked"]]
+    assert len(parked) and parked["park_cause"].notna().all()
+    assert (parked["park_issuer"] == "Ether Pound").all() and (parked["park_mode"] == 2).all()
+
+
+def test_deliveries_and_attempts_agree(tiny_run: WorkloadRun) -> None:
+    deliveries, attempts = tiny_run.frames.deliveries, tiny_run.frames.attempts
+    assert deliveries["attempts"].sum() == len(attempts)
+    assert (deliveries["subscription"] == "treasury").all()
+    early = deliveries[deliveries["created_ms"] < 1_200_000 - 360_000]  # the receiver is down
+    assert (early["attempts"] > 1).all()
+    delivered = deliveries[deliveries["outcome"] == "delivered"]
+    assert (delivered["delivered_ms"] >= delivered["created_ms"]).all()
+    assert set(attempts["outcome"]) == {"success", "failure"}
+
+
+def test_instructions_and_saga_steps(tiny_run: WorkloadRun) -> None:
+    instructions, steps = tiny_run.frames.instructions, tiny_run.frames.saga_steps
+    assert set(instructions["issuer"]) == {"Ether Pound"}
+    done = instructions[instructions["final_status"] == "COMPLETED"]
+    assert (done["approved_ms"] >= done["pending_approval_ms"]).all()
+    assert instructions["silent"].any()
+    assert set(steps["name"]) >= {"Received", "Validated", "Lock", "Earmarked", "Burning"}
+
+
+def test_the_same_frames_from_a_jsonl_log(tmp_path: Path) -> None:
+    cast = example_world(seed=2)
+    cast.world.initiate(cast.member.id, redeem(cast.asset(2), "10.00"))
+    cast.world.run_all()
+    with (tmp_path / "log.jsonl").open("w") as out:
+        cast.world.log.write_jsonl(out)
+    from_log = frames_from_log(cast.world.log)
+    from_file = frames_from_jsonl(tmp_path / "log.jsonl")
+    for name in FRAME_NAMES:
+        pd.testing.assert_frame_equal(from_log[name], from_file[name])
+    tx = from_log.transactions  # no workload records: what only the driver knew is missing
+    assert len(tx) == 1 and tx["use_case"].isna().all() and tx["mode"].isna().all()
+    assert tx["lifecycle_status"].iloc[0] == "settled"
+
+
+def test_only_the_frames_asked_for_are_built(tiny_run: WorkloadRun) -> None:
+    assert tiny_run.frames.names() == FRAME_NAMES
+    small = frames_from_log([], ("transactions",))
+    assert small.names() == ("transactions",) and len(small.transactions) == 0
+    with pytest.raises(AttributeError, match="was not built"):
+        _ = small.attempts
+
+
+def test_parquet_round_trip_keeps_dtypes(tiny_run: WorkloadRun, tmp_path: Path) -> None:
+    tiny_run.frames.to_parquet(tmp_path)
+    back = Frames.read_parquet(tmp_path)
+    for name in FRAME_NAMES:
+        pd.testing.assert_frame_equal(back[name], tiny_run.frames[name])

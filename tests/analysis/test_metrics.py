@@ -1,0 +1,98 @@
+"""Metrics: one tidy frame per run; their values agree with the frames they come from."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from clearing_sim.analysis import (
+    across_seeds,
+    latency_percentiles,
+    parking_rates,
+    run_workload,
+)
+from clearing_sim.analysis.metrics import METRIC_COLUMNS, delivery_attempts
+from clearing_sim.analysis.runs import WorkloadRun
+from clearing_sim.analysis.sweeps import SweepResult
+from tests.analysis.conftest import INPUTS
+
+
+def _value(metrics: pd.DataFrame, metric: str, **dims: object) -> float:
+    rows = metrics[metrics["metric"] == metric]
+    for name, _ in METRIC_COLUMNS[1:7]:
+        wanted = dims.get(name)
+        rows = rows[rows[name].isna()] if wanted is None else rows[rows[name] == wanted]
+    assert len(rows) == 1, (metric, dims, rows)
+    return float(rows["value"].iloc[0])
+
+
+def test_columns_and_dtypes(tiny_run: WorkloadRun) -> None:
+    metrics = tiny_run.metrics
+    assert [(c, str(t)) for c, t in metrics.dtypes.items()] == [
+        (c, str(pd.Series(dtype=t).dtype)) for c, t in METRIC_COLUMNS]
+    assert not metrics.duplicated([c for c, _ in METRIC_COLUMNS[:7]]).any()
+
+
+def test_latency_percentiles_are_numpys_over_settled_transactions(tiny_run: WorkloadRun) -> None:
+    tx, metrics = tiny_run.transactions, tiny_run.metrics
+    for mode in (1, 2):
+        latency = tx[(tx["mode"] == mode) & (tx["lifecycle_status"] == "settled")][
+            "settlement_latency_s"]
+        for q in (50, 95, 99):
+            assert _value(metrics, f"settlement_latency_p{q}_s", mode=mode) == pytest.approx(
+                np.percentile(latency, q))
+    table = latency_percentiles(tx, by=("mode",))
+    assert list(table.columns) == ["mode", "settled", "p50_s", "p95_s", "p99_s"]
+    assert table["p50_s"].tolist() == pytest.approx(
+        [_value(metrics, "settlement_latency_p50_s", mode=m) for m in (1, 2)])
+    assert _value(metrics, "transactions") == len(tx)
+
+
+def test_parking_rate_by_issuer_mode_and_cause(tiny_run: WorkloadRun) -> None:
+    tx, metrics = tiny_run.transactions, tiny_run.metrics
+    listing_ether = ((tx["source_issuer"] == "Ether Pound")
+                     | (tx["target_issuer"] == "Ether Pound")).sum()
+    parked = tx["ever_parked"].sum()
+    assert parked > 0
+    assert _value(metrics, "parking_rate", issuer="Ether Pound") == parked / listing_ether
+    assert _value(metrics, "parking_rate", issuer="Stellar Sterling") == 0.0
+    assert _value(metrics, "parking_rate") == parked / len(tx)
+    by_cause = parking_rates(tx, "issuer", causes=True)
+    assert by_cause["parked"].sum() == parked
+    assert _value(metrics, "parking_rate", mode=2) == _value(
+        metrics, "parking_rate", issuer="Ether Pound")
+
+
+def test_delivery_metrics(tiny_run: WorkloadRun) -> None:
+    deliveries, metrics = tiny_run.frames.deliveries, tiny_run.metrics
+    counts = delivery_attempts(deliveries)
+    assert counts["deliveries"].sum() == len(deliveries)
+    by_attempts = metrics[metrics["metric"] == "deliveries_by_attempts"]
+    assert by_attempts["value"].sum() == len(deliveries)
+    finished = deliveries[deliveries["outcome"] != "pending"]
+    assert _value(metrics, "attempts_mean", subscription="treasury") == pytest.approx(
+        finished["attempts"].mean())
+    assert 0 < _value(metrics, "delivery_success_rate", subscription="treasury") <= 1
+    assert _value(metrics, "subscriptions_disabled") == 0
+
+
+def test_time_to_disable_when_a_receiver_is_down_for_good() -> None:
+    run = run_workload(INPUTS / "disable.yaml", seed=0)
+    metrics, subs = run.metrics, run.frames.subscriptions
+    assert _value(metrics, "subscriptions_disabled") == 1
+    hours = _value(metrics, "time_to_disable_h", subscription="down")
+    assert 72 <= hours < 74
+    down = subs[subs["subscription"] == "down"].iloc[0]
+    assert down["time_to_disable_h"] == hours
+    assert pd.isna(subs[subs["subscription"] == "healthy"]["disabled_ms"].iloc[0])
+    dropped = run.frames.deliveries.query("subscription == 'down' and outcome == 'dropped'")
+    assert len(dropped) > 0
+
+
+def test_across_seeds_summarises_per_parameter_set(tiny_sweep: SweepResult) -> None:
+    summary = across_seeds(tiny_sweep.metrics, "parking_rate")
+    assert {"param_id", "metric", "seeds", "mean", "std", "q05", "median", "q95"} <= set(
+        summary.columns)
+    assert set(summary["seeds"]) == {2}
+    assert set(summary["param_id"]) == set(tiny_sweep.params["param_id"])
