@@ -19,7 +19,7 @@ from referencing import Registry, Resource
 
 from clearing_sim.scenario.errors import Problem
 from clearing_sim.scenario.schema import SCHEMA as SCENARIO_SCHEMA
-from clearing_sim.scenario.schema import _explain
+from clearing_sim.scenario.schema import explain
 from clearing_sim.scenario.source import Document, FieldPath
 
 __all__ = ["SWEEP_SCHEMA", "WORKLOAD_SCHEMA", "sweep_problems", "workload_problems"]
@@ -43,7 +43,7 @@ def _problems(validator: Draft202012Validator,
               document: Document) -> list[tuple[FieldPath | None, Problem]]:
     found: list[tuple[FieldPath | None, Problem]] = []
     for error in validator.iter_errors(document.data):
-        for path, message, at_key in _explain(error):
+        for path, message, at_key in explain(error):
             blocking = error.validator != "additionalProperties"
             found.append((path if blocking else None,
                           document.problem_at(path, message, key=at_key)))

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import hmac
 
-from clearing_sim.domain.errors import DomainError, MethodNotAllowed, NotFound, Unauthenticated
+from clearing_sim.domain.errors import DomainError, Unauthenticated
 from clearing_sim.http import controls, participants, views
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.http.surface import OperatorContext, OperatorRoute
 from clearing_sim.service import envelope
 from clearing_sim.service.messages import Request, Response, encode_json
+from clearing_sim.service.routes import match_in
 
 __all__ = ["OPERATOR_ROUTES", "OperatorSurface", "match"]
 
@@ -35,19 +36,7 @@ _JSON = (("Content-Type", "application/json"),)
 
 def match(method: str, path: str) -> tuple[OperatorRoute, dict[str, str]]:
     """The operator route for this method and path; 404 or 405 otherwise."""
-    allowed: list[str] = []
-    for route in OPERATOR_ROUTES:
-        params = route.match(path)
-        if params is None:
-            continue
-        if route.method == method:
-            return route, params
-        allowed.append(route.method)
-    if allowed:
-        raise MethodNotAllowed.one(None, "method_not_allowed",
-                                   f"{method} is not allowed on {path[:200]}; allowed: "
-                                   f"{', '.join(allowed)}")
-    raise NotFound.one(None, "route_not_found", f"no route {path[:200]}")
+    return match_in(OPERATOR_ROUTES, method, path)
 
 
 class OperatorSurface:

@@ -1,6 +1,6 @@
 """The scenario file's JSON Schema (shipped as ``schema.json``) and readable schema errors.
 
-Public names: ``SCHEMA``, ``schema_problems``.
+Public names: ``SCHEMA``, ``explain``, ``schema_problems``.
 
 ``schema_problems(document)`` validates a parsed file against the schema and turns every
 violation into a ``Problem`` that says what was expected, in the file's words: an unknown key
@@ -24,7 +24,7 @@ from jsonschema.exceptions import ValidationError
 from clearing_sim.scenario.errors import Problem
 from clearing_sim.scenario.source import Document, FieldPath
 
-__all__ = ["SCHEMA", "schema_problems"]
+__all__ = ["SCHEMA", "explain", "schema_problems"]
 
 SCHEMA: dict[str, Any] = json.loads(
     resources.files("clearing_sim.scenario").joinpath("schema.json").read_text("utf-8"))
@@ -78,7 +78,7 @@ def _closest(word: str, allowed: list[str]) -> str:
     return f" (did you mean {match[0]}?)" if match else ""
 
 
-def _explain(error: ValidationError) -> Iterator[tuple[FieldPath, str, bool]]:
+def explain(error: ValidationError) -> Iterator[tuple[FieldPath, str, bool]]:
     """(field path, message, locate at the key) for one validation error."""
     path: FieldPath = tuple(error.absolute_path)
     kind = error.validator
@@ -93,7 +93,7 @@ def _explain(error: ValidationError) -> Iterator[tuple[FieldPath, str, bool]]:
         branch = _branch_errors(error)
         if branch is not None:
             for sub in branch:
-                yield from _explain(sub)
+                yield from explain(sub)
             return
         yield path, f"expected {expected or 'another form'}, got {_describe(instance)}", False
     elif kind in _UNIONS:  # "exactly one of these keys" rules
@@ -156,7 +156,7 @@ def schema_problems(document: Document) -> list[tuple[FieldPath | None, Problem]
     value it makes unusable (``None`` for an unknown key: reading can go on without it)."""
     problems: list[tuple[FieldPath | None, Problem]] = []
     for error in _VALIDATOR.iter_errors(document.data):
-        for path, message, at_key in _explain(error):
+        for path, message, at_key in explain(error):
             blocking = error.validator != "additionalProperties"
             problems.append((path if blocking else None,
                              document.problem_at(path, message, key=at_key)))

@@ -1,6 +1,6 @@
 """The route table: every route of the public API, the single truth for dispatch and docs.
 
-Public names: ``ROUTES``, ``PREFIX``, ``match``.
+Public names: ``ROUTES``, ``PREFIX``, ``match``, ``match_in``.
 
 Each feature module declares its rows (``ROUTES``) beside its handlers; this module puts
 them in one table, in the spec's order. ``docs/api.md`` and the OpenAPI document are checked
@@ -9,6 +9,9 @@ matching any non-empty segment.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from clearing_sim.domain.errors import MethodNotAllowed, NotFound
 from clearing_sim.service import (
@@ -25,7 +28,7 @@ from clearing_sim.service import (
 )
 from clearing_sim.service.context import Route
 
-__all__ = ["PREFIX", "ROUTES", "match"]
+__all__ = ["PREFIX", "ROUTES", "match", "match_in"]
 
 PREFIX = "/api/v1"
 
@@ -43,10 +46,21 @@ ROUTES: tuple[Route, ...] = (
 )
 
 
-def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
-    """The route for this method and path, with its path parameters; 404 or 405 otherwise."""
+class _Matchable(Protocol):
+    @property
+    def method(self) -> str: ...
+
+    def match(self, path: str) -> dict[str, str] | None: ...
+
+
+R = TypeVar("R", bound=_Matchable)
+
+
+def match_in(table: Sequence[R], method: str, path: str) -> tuple[R, dict[str, str]]:
+    """The row of ``table`` for this method and path, with its path parameters; 404 or 405
+    otherwise (any door's route table: the API's, the operator surface's)."""
     allowed: list[str] = []
-    for route in ROUTES:
+    for route in table:
         params = route.match(path)
         if params is None:
             continue
@@ -58,3 +72,8 @@ def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
                                    f"{method} is not allowed on {path[:200]}; allowed: "
                                    f"{', '.join(allowed)}")
     raise NotFound.one(None, "route_not_found", f"no route {path[:200]}")
+
+
+def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
+    """The route of the public API for this method and path; 404 or 405 otherwise."""
+    return match_in(ROUTES, method, path)
