@@ -13,15 +13,20 @@ Run:  python benchmarks/bench_workload.py [--transactions N] [--repeat R] [--swe
 2. Sweep speed-up: K runs (one parameter set × K seeds of the same workload at N / 4
    transactions) with 1 worker (this process) and with 2 local worker processes, wall time
    including the pool's start-up; the results must be identical.
-3. Memory: for each size in ``--memory``, a child process runs the workload and reports its
-   peak RSS (``ru_maxrss``); the per-transaction slope between the two largest sizes gives an
-   extrapolation to 1,000,000 transactions. Today's engine keeps every log record and every
-   transaction's bookkeeping in memory; see docs/analysis.md, "Memory".
+3. Memory: for each size in ``--memory``, a child process runs the workload as an analyst's
+   in-memory run does (every log record and every transaction kept) and reports its peak RSS;
+   the per-transaction slope between the two largest sizes gives an extrapolation to
+   1,000,000 transactions. Then for each size in ``--stream-memory`` the same in a streamed
+   run (``clearing-sim workload --log FILE --stream``: the log goes to a file on disk as the
+   run goes, finished transactions are forgotten), which checks that the file's sha256 is the
+   run's digest. ``--stream-memory 1000000`` is the issue's million-transaction run (about
+   40 minutes, a 9 GB log in the temporary folder). See docs/analysis.md, "Memory".
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import resource
 import subprocess
 import sys
@@ -176,27 +181,55 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def child(transactions: int) -> None:
-    """In a fresh process: run the workload and print its size and peak RSS in bytes."""
-    world = WorkloadDriver(sized(transactions), seed=0).run()
-    print(len(world.transactions), len(world.log), peak_rss())
+def child(transactions: int, stream: bool) -> None:
+    """In a fresh process: run the workload (streamed: its log to a file in a temporary
+    folder) and print its transactions, records, peak RSS in bytes, wall seconds and log size."""
+    start = time.perf_counter()
+    if not stream:
+        driver = WorkloadDriver(sized(transactions), seed=0)
+        world = driver.run()
+        print(driver.initiated, len(world.log), peak_rss(), time.perf_counter() - start, 0)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "log.jsonl")
+        with path.open("w", encoding="utf-8") as sink:
+            driver = WorkloadDriver(sized(transactions), seed=0, log_sink=sink)
+            world = driver.run()
+        wall = time.perf_counter() - start
+        rss = peak_rss()
+        content = hashlib.sha256()  # the file is the canonical lines, each ended by "\n"
+        size = path.stat().st_size
+        with path.open("rb") as log:
+            remaining = size - 1  # without the last line's "\n"
+            while remaining > 0:
+                chunk = log.read(min(1 << 20, remaining))
+                content.update(chunk)
+                remaining -= len(chunk)
+        assert content.hexdigest() == world.log.digest(), "streamed file and digest differ"
+        assert len(world.transactions) == 0, "a streamed run forgets finished transactions"
+        print(driver.initiated, len(world.log), rss, wall, size)
 
 
-def memory(sizes: list[int]) -> None:
+def memory(sizes: list[int], stream: bool = False) -> None:
+    label = "memory, streamed" if stream else "memory, in memory"
     points = []
     for size in sizes:
-        out = subprocess.run([sys.executable, __file__, "--rss-child", str(size)], check=True,
+        command = [sys.executable, __file__, "--rss-child", str(size)]
+        out = subprocess.run(command + (["--stream"] if stream else []), check=True,
                              capture_output=True, text=True).stdout.split()
-        n, records, rss = (int(v) for v in out)
+        n, records, rss = int(out[0]), int(out[1]), int(out[2])
+        wall, log_bytes = float(out[3]), int(out[4])
         points.append((n, rss))
-        print(f"memory: {n} transactions, {records} records: peak RSS {rss / 2**20:,.0f} MiB "
-              f"({rss / n / 1024:,.1f} KiB per transaction, all in)")
+        on_disk = f", log file {log_bytes / 1e9:,.2f} GB = digest" if stream else ""
+        print(f"{label}: {n} transactions, {records} records in {wall:,.0f} s: peak RSS "
+              f"{rss / 2**20:,.0f} MiB ({rss / n / 1024:,.2f} KiB per transaction, all in)"
+              f"{on_disk}")
     if len(points) >= 2:
         (n1, r1), (n2, r2) = points[-2], points[-1]
         slope = (r2 - r1) / (n2 - n1)
         fixed = r2 - slope * n2
         million = fixed + slope * 1_000_000
-        print(f"memory: {slope / 1024:,.2f} KiB per extra transaction; extrapolated peak RSS at "
+        print(f"{label}: {slope / 1024:,.2f} KiB per extra transaction; extrapolated peak RSS at "
               f"1,000,000 transactions: {million / 2**30:,.1f} GiB (target < 1 GiB)")
 
 
@@ -207,12 +240,15 @@ def main() -> None:
     parser.add_argument("--sweep-runs", type=int, default=8)
     parser.add_argument("--memory", default="5000,20000",
                         help="transaction counts for the RSS measurement ('' to skip)")
+    parser.add_argument("--stream-memory", default="5000,50000",
+                        help="transaction counts for the streamed run's RSS ('' to skip)")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-sweep", action="store_true")
     parser.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--stream", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child is not None:
-        child(args.rss_child)
+        child(args.rss_child, args.stream)
         return
     if not args.skip_throughput:
         throughput(args.transactions, args.repeat)
@@ -220,6 +256,8 @@ def main() -> None:
         sweep_speedup(args.transactions // 4, args.sweep_runs)
     if args.memory:
         memory([int(n) for n in args.memory.split(",")])
+    if args.stream_memory:
+        memory([int(n) for n in args.stream_memory.split(",")], stream=True)
 
 
 if __name__ == "__main__":

@@ -61,15 +61,22 @@ def _seeds(ctx: click.Context, param: click.Parameter,
               help="Write the run's frames and metrics as Parquet files to this folder.")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the event log as JSON lines to this file.")
-def workload(file: Path, seed: int, out: Path | None, log_file: Path | None) -> None:
+@click.option("--stream", is_flag=True,
+              help="Write the log to --log as the run goes and forget finished transactions, "
+                   "so a long run's memory stays flat; the frames are then read from the file.")
+def workload(file: Path, seed: int, out: Path | None, log_file: Path | None,
+             stream: bool) -> None:
     """Run one workload file under one seed; print its key figures and digest.
 
     \b
     Example:
       clearing-sim workload notebooks/inputs/mixed.yaml --seed 3 --out results/mixed-3
+      clearing-sim workload long.yaml --log long.jsonl --stream
     """
+    if stream and log_file is None:
+        raise click.UsageError("--stream writes the log to a file as the run goes: give --log")
     with _bad_input():
-        run = run_workload(file, seed, log=log_file)
+        run = run_workload(file, seed, log=log_file, stream=stream)
     tx = run.transactions
     click.echo(f"workload {run.workload.name}  seed {seed}  transactions {len(tx)}  "
                f"records {run.records}  virtual end {run.end_ms / 3_600_000:.2f} h")

@@ -26,7 +26,7 @@ accepted initiation: the transaction id, member, use case, assets, issuers, amou
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
+from typing import Any, TextIO
 
 import simpy
 
@@ -68,10 +68,16 @@ def _receiver_behaviour(spec: ReceiverLoad, status: int, until_ms: int | None = 
 
 
 class WorkloadDriver:
-    def __init__(self, workload: Workload, seed: int) -> None:
+    """``log_sink``: stream the event log there, keeping no record in memory, and forget each
+    transaction's bookkeeping once it ended (``World``'s ``retain_log`` and
+    ``forget_terminal``): memory stays flat whatever the run's length; the digest is the same."""
+
+    def __init__(self, workload: Workload, seed: int, log_sink: TextIO | None = None) -> None:
         self.workload = workload
         self.seed = seed
-        self.world = World(WorldConfig(seed=seed, epoch=workload.epoch))
+        streaming = log_sink is not None
+        self.world = World(WorldConfig(seed=seed, epoch=workload.epoch), log_sink=log_sink,
+                           retain_log=not streaming, forget_terminal=streaming)
         world = self.world
         self.parties: dict[str, Participant] = {}
         self.assets: dict[str, Asset] = {}

@@ -27,7 +27,7 @@ import pandas as pd  # type: ignore[import-untyped]
 from attrs import field, frozen
 
 from clearing_sim.analysis.driver import WorkloadDriver
-from clearing_sim.analysis.frames import FRAME_NAMES, Frames, frames_from_log
+from clearing_sim.analysis.frames import FRAME_NAMES, Frames, frames_from_jsonl, frames_from_log
 from clearing_sim.analysis.loader import load_workload
 from clearing_sim.analysis.metrics import run_metrics
 from clearing_sim.analysis.model import Workload
@@ -62,16 +62,26 @@ def _wanted(frames: Iterable[str]) -> tuple[str, ...]:
 
 
 def run_workload(workload: Workload | str | Path, seed: int = 0, *,
-                 frames: Iterable[str] = FRAME_NAMES, log: str | Path | None = None) -> WorkloadRun:
+                 frames: Iterable[str] = FRAME_NAMES, log: str | Path | None = None,
+                 stream: bool = False) -> WorkloadRun:
     """Run a workload (a ``Workload`` or a workload file) under ``seed``; its frames (those
-    named, plus what the metrics need), metrics and digest. ``log`` writes the event log."""
+    named, plus what the metrics need), metrics and digest. ``log`` writes the event log.
+
+    ``stream`` (needs ``log``): the log goes to the file as the run goes and nothing of a
+    finished transaction stays in memory; the frames are then read back from the file."""
     if not isinstance(workload, Workload):
         workload = load_workload(workload)
-    world = WorkloadDriver(workload, seed).run()
-    if log is not None:
+    if stream:
+        assert log is not None, "a streamed run writes its log to a file: give log"
         with Path(log).open("w", encoding="utf-8") as out:
-            world.log.write_jsonl(out)
-    built = frames_from_log(world.log, _wanted(frames))
+            world = WorkloadDriver(workload, seed, log_sink=out).run()
+        built = frames_from_jsonl(log, _wanted(frames))
+    else:
+        world = WorkloadDriver(workload, seed).run()
+        if log is not None:
+            with Path(log).open("w", encoding="utf-8") as out:
+                world.log.write_jsonl(out)
+        built = frames_from_log(world.log, _wanted(frames))
     return WorkloadRun(workload, seed, world.log.digest(), len(world.log), world.now_ms, built,
                        run_metrics(built))
 

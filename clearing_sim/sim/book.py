@@ -44,6 +44,12 @@ class TransactionBook:
     def __len__(self) -> int:
         return len(self._by_id)
 
+    def forget(self, transaction_id: str) -> Transaction:
+        """Remove a terminal transaction (``World.forget``); it is no longer found."""
+        tx = self._by_id.pop(transaction_id)
+        assert tx.terminal, f"forgetting open transaction {transaction_id}"
+        return tx
+
     def open(self, tx: Transaction) -> Transaction:
         """Record a new transaction in state ``received`` (trigger ``initiated``)."""
         assert tx.id not in self._by_id

@@ -66,8 +66,9 @@ def example_world(seed: int = 0, *, approval_sla_s: int = 900,
                   feedback: dict[int, tuple[str, ...]] | None = None,
                   behaviours: dict[int, IssuerBehaviour] | None = None,
                   member_rtgs_gbp: Decimal = Decimal("0.00"),
-                  config: WorldConfig | None = None) -> Cast:
-    world = World(config or WorldConfig(seed=seed))
+                  config: WorldConfig | None = None, **world_options: Any) -> Cast:
+    """``world_options`` go to ``World`` (``log_sink``, ``retain_log``, ``forget_terminal``)."""
+    world = World(config or WorldConfig(seed=seed), **world_options)
     names = {1: ("Stellar Sterling", "GBPS"), 2: ("Ether Pound", "GBPE"), 3: ("Sol Quid", "GBPQ")}
     issuers = {}
     for mode, (name, code) in names.items():

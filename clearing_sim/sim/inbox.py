@@ -35,6 +35,9 @@ class IssuerInbox:
             event = self._prompts[instruction_id] = self.world.env.event()
         return event
 
+    def forget(self, instruction_id: str) -> None:
+        self._prompts.pop(instruction_id, None)
+
     def consume(self, instruction_id: str) -> None:
         event = self._prompts.get(instruction_id)
         if event is not None and event.triggered:
@@ -52,6 +55,8 @@ class IssuerInbox:
             return False
         self.world.log.append("issuer.webhook", issuerId=issuer_id,
                               instructionId=instruction_id, verified=True, outcome="prompt")
+        if self.world.forget_terminal and instruction_id not in gateway.instructions:
+            return True  # its transaction is over and forgotten: nobody waits on a prompt
         event = self.prompt(instruction_id)
         if not event.triggered:
             event.succeed()

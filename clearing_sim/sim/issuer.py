@@ -140,6 +140,16 @@ class IssuerGateway:
         self.world.log.append("issuer.armed", issuerId=self.issuer_id,
                               transactionId=transaction_id, outcome=outcome.value)
 
+    def forget(self, transaction_id: str) -> list[str]:
+        """Drop the transaction's instructions (``World.forget``); their ids. A process of
+        the issuer still running one keeps its own reference and finishes as before."""
+        mine = [ins for ins in self.instructions.values() if ins.transaction_id == transaction_id]
+        for ins in mine:
+            del self.instructions[ins.id]
+            self._by_key.pop(ins.body["idempotencyKey"], None)
+        self.armed.pop(transaction_id, None)
+        return [ins.id for ins in mine]
+
     # routes -------------------------------------------------------------------------------
     def _request(self, route: str, **fields: Any) -> Proc:
         yield self.world.env.timeout(self.behaviour.request_latency.sample(self._rng_latency))
@@ -177,12 +187,13 @@ class IssuerGateway:
         return ins.original
 
     def get(self, instruction_id: str) -> Proc:
+        ins = self.instructions[instruction_id]  # a read in flight outlives a forget
         yield from self._request("GET /instructions/{id}", instructionId=instruction_id)
-        return self.instructions[instruction_id].snapshot()
+        return ins.snapshot()
 
     def execute(self, instruction_id: str) -> Proc:
-        yield from self._request("POST /instructions/{id}/execute", instructionId=instruction_id)
         ins = self.instructions[instruction_id]
+        yield from self._request("POST /instructions/{id}/execute", instructionId=instruction_id)
         assert ins.execute_requested is not None
         if not ins.execute_requested.triggered:
             ins.execute_requested.succeed()

@@ -84,11 +84,24 @@ class Saga:
         return self.world.transactions[self.tx_id]
 
     def start(self) -> None:
-        self.process = self.world.env.process(self._run())
+        self.process = self._launch(self._run())
 
     def resume(self, command_id: CommandId) -> None:
         """After an operator fix: pick up the Burning step where it stopped."""
-        self.process = self.world.env.process(self._resume(self.process, command_id))
+        self.process = self._launch(self._resume(self.process, command_id))
+
+    def _launch(self, run: Proc) -> simpy.Process:
+        if self.world.forget_terminal:
+            run = self._forgetting(run)
+        return self.world.env.process(run)
+
+    def _forgetting(self, run: Proc) -> Proc:
+        """Run the saga, then forget the transaction if it ended terminal (``forget_terminal``
+        worlds; a cancel forgets it when the interrupted process ends)."""
+        yield from run
+        tx = self.world.transactions.get(self.tx_id)
+        if tx is not None and tx.terminal:
+            self.world.forget(self.tx_id)
 
     # bookkeeping --------------------------------------------------------------------------
     def _update(self, **changes: Any) -> Transaction:

@@ -91,6 +91,8 @@ class WebhookChannel:
         self.receivers = Receivers(world)
         self.events: list[WebhookEvent] = []  # every event fanned out, in order
         self.deliveries: list[Delivery] = []  # in creation order
+        self._history = not world.forget_terminal  # else: keep only pending deliveries
+        self._created = 0
         self._pending: dict[str, dict[int, Delivery]] = {}  # by subscription, then by seq
         world.log.listen(self._on_record)
 
@@ -124,15 +126,18 @@ class WebhookChannel:
             payment_reference=str(record["paymentReference"]),
             lifecycle_status=str(record["lifecycleStatus"]), terminal=bool(record["terminal"]),
             parked=bool(record["parked"]))
-        self.events.append(event)
+        if self._history:
+            self.events.append(event)
         world.log.append("webhook.event", eventId=event.id, type=event_type.value,
                          transactionId=event.transaction_id,
                          subscriptionIds=[s.id for s in wanted])
         body = event.body()
         for subscription in wanted:
-            delivery = Delivery(len(self.deliveries), event, subscription.id, subscription.url,
+            delivery = Delivery(self._created, event, subscription.id, subscription.url,
                                 subscription.signing_secret, body)
-            self.deliveries.append(delivery)
+            self._created += 1
+            if self._history:
+                self.deliveries.append(delivery)
             self._pending.setdefault(subscription.id, {})[delivery.seq] = delivery
             world.env.process(self._deliver(delivery))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from enum import StrEnum
+from typing import TextIO
 
 import simpy
 from attrs import field, frozen
@@ -83,13 +84,21 @@ class WorldConfig:
 
 
 class World:
-    def __init__(self, config: WorldConfig | None = None) -> None:
+    """``log_sink``: write the log there as it grows (same digest); ``retain_log=False``: keep
+    no record in memory. ``forget_terminal``: drop a transaction's bookkeeping (the book entry,
+    its saga, its issuer instructions, the channel's delivery history) once its saga has ended
+    in a terminal state, so memory stays flat over long runs; the log is unchanged, but the
+    API no longer finds the transaction and an operator cannot fix it."""
+
+    def __init__(self, config: WorldConfig | None = None, *, log_sink: TextIO | None = None,
+                 retain_log: bool = True, forget_terminal: bool = False) -> None:
         self.config = config or WorldConfig()
         self.env = simpy.Environment()
         self.epoch_ms = parse_iso(self.config.epoch)
         self.streams = Streams(self.config.seed)
         self.ids = IdFactory(self.streams)
-        self.log = EventLog(lambda: int(self.env.now))
+        self.forget_terminal = forget_terminal
+        self.log = EventLog(lambda: int(self.env.now), log_sink, retain_log)
         self.participants = ParticipantRegistry()
         self.transactions = TransactionBook(self.log)
         self.sagas: dict[str, Saga] = {}
@@ -337,6 +346,16 @@ class World:
             raise NotAllowed.one("transactionId", "no_issuer_instruction",
                                  "Mode 1 transactions have no issuer instruction step to arm")
         self.issuers[target.issuer_id].arm(tx.id, outcome)
+
+    def forget(self, transaction_id: str) -> None:
+        """Drop a terminal transaction's bookkeeping (``forget_terminal`` worlds only)."""
+        tx = self.transactions.forget(transaction_id)
+        del self.sagas[transaction_id]
+        for leg in tx.legs:
+            gateway = self.issuers.get(leg.issuer_id)
+            if gateway is not None:
+                for instruction_id in gateway.forget(transaction_id):
+                    self.issuer_inbox.forget(instruction_id)
 
     def resolve(self, transaction_id: str, command_id: CommandId | None = None) -> Transaction:
         """The operator's fix of a parked transaction: back to ``in-flight``, saga resumes."""

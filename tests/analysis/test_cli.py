@@ -47,6 +47,25 @@ def test_workload_prints_figures_and_digest_and_writes_frames(tmp_path: Path) ->
     assert (tmp_path / "log.jsonl").read_text().startswith('{"at":0,')
 
 
+def test_a_streamed_workload_prints_the_same_figures_and_log(tmp_path: Path) -> None:
+    """--stream writes the same log as it goes (so the same digest) and the same figures,
+    read back from the file."""
+    plain = _invoke(workload, TINY, "--seed", "2", "--log", tmp_path / "plain.jsonl")
+    streamed = _invoke(workload, TINY, "--seed", "2", "--log", tmp_path / "s.jsonl", "--stream",
+                       "--out", tmp_path / "out")
+    assert streamed.exit_code == 0, streamed.output
+    assert (tmp_path / "s.jsonl").read_bytes() == (tmp_path / "plain.jsonl").read_bytes()
+    figures = [line for line in plain.output.splitlines() if "written to" not in line]
+    assert [line for line in streamed.output.splitlines() if "written to" not in line] == figures
+    assert len(pd.read_parquet(tmp_path / "out" / "transactions.parquet")) > 0
+
+
+def test_stream_without_a_log_file_is_a_usage_error() -> None:
+    result = _invoke(workload, TINY, "--stream")
+    assert result.exit_code == 2
+    assert "--stream writes the log to a file as the run goes: give --log" in result.output
+
+
 def test_sweep_then_report(tiny_sweep: SweepResult, tmp_path: Path,
                            monkeypatch: pytest.MonkeyPatch) -> None:
     assert tiny_sweep.out is not None

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from clearing_sim.analysis import load_workload
+from clearing_sim.analysis import load_workload, run_workload
 from clearing_sim.analysis.driver import SetupRefused, WorkloadDriver, simulate
+from clearing_sim.analysis.frames import FRAME_NAMES
 from clearing_sim.analysis.model import Arrivals
 from tests.analysis.conftest import TINY
 from tests.analysis.kit import variant
@@ -80,3 +82,24 @@ def test_a_subscription_the_api_refuses_is_a_setup_error_at_its_line(tmp_path: P
     with pytest.raises(SetupRefused, match=r"w\.yaml:34:5: webhooks\.treasury: the API refused "
                                            r"to create webhook treasury: 400 url_not_public"):
         WorkloadDriver(load_workload(path), 0)
+
+
+@pytest.mark.parametrize("name", ["tiny.yaml", "disable.yaml"])
+def test_a_streamed_run_writes_the_same_log_forgets_what_ended_and_builds_the_same_frames(
+        name: str, tmp_path: Path) -> None:
+    """``log_sink`` streams the log and forgets finished transactions: the digest and the
+    frames read back from the file are those of the in-memory run (issue: a long run's memory
+    stays flat)."""
+    path = TINY.parent / name
+    plain = run_workload(path, 1, log=tmp_path / "plain.jsonl")
+    streamed = run_workload(path, 1, log=tmp_path / "streamed.jsonl", stream=True)
+    assert streamed.digest == plain.digest and streamed.records == plain.records
+    assert (tmp_path / "streamed.jsonl").read_bytes() == (tmp_path / "plain.jsonl").read_bytes()
+    for frame in FRAME_NAMES:
+        pd.testing.assert_frame_equal(getattr(streamed.frames, frame),
+                                      getattr(plain.frames, frame))
+    assert streamed.metrics.equals(plain.metrics)
+    with (tmp_path / "again.jsonl").open("w", encoding="utf-8") as sink:
+        driver = WorkloadDriver(load_workload(path), 1, log_sink=sink)
+        world = driver.run()
+    assert driver.initiated > 0 and len(world.transactions) == 0 and world.sagas == {}
