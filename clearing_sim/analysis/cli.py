@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from clearing_sim.analysis.driver import SetupRefused
+from clearing_sim.analysis.frames import FRAME_NAMES
 from clearing_sim.analysis.report import write_report
 from clearing_sim.analysis.runs import run_workload
 from clearing_sim.analysis.sweepfile import parse_seeds
@@ -76,7 +77,9 @@ def workload(file: Path, seed: int, out: Path | None, log_file: Path | None,
     if stream and log_file is None:
         raise click.UsageError("--stream writes the log to a file as the run goes: give --log")
     with _bad_input():
-        run = run_workload(file, seed, log=log_file, stream=stream)
+        # only what the figures need, unless the frames are written
+        run = run_workload(file, seed, frames=FRAME_NAMES if out is not None else (),
+                           log=log_file, stream=stream)
     tx = run.transactions
     click.echo(f"workload {run.workload.name}  seed {seed}  transactions {len(tx)}  "
                f"records {run.records}  virtual end {run.end_ms / 3_600_000:.2f} h")

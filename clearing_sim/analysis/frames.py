@@ -115,15 +115,17 @@ class _Table:
 _RENDERED = {"initiated_at": "initiated_ms", "terminal_at": "terminal_ms"}
 
 
-def _frame(name: str, columns: Mapping[str, list[Any]], epoch_ms: int) -> pd.DataFrame:
+def _frame(name: str, columns: dict[str, list[Any]], epoch_ms: int) -> pd.DataFrame:
+    """The frame of a table's columns; each list is released once its Series exists, so a
+    long run's rows are not held twice."""
     data: dict[str, pd.Series] = {}
     for column, dtype in SCHEMAS[name]:
         if column in _RENDERED:
             ms = data[_RENDERED[column]].astype("Int64") + epoch_ms
             data[column] = pd.to_datetime(ms, unit="ms", utc=True).astype(dtype)
         else:
-            data[column] = pd.Series(columns[column], dtype=dtype)
-    return pd.DataFrame(data)
+            data[column] = pd.Series(columns.pop(column), dtype=dtype)
+    return pd.DataFrame(data, copy=False)
 
 
 @frozen
@@ -225,6 +227,10 @@ class _Builder:
             None if d is None or f is None else (d - f) / 3_600_000
             for d, f in zip(subs.columns["disabled_ms"], subs.columns["failing_since_ms"],
                             strict=True)]
+        self.legs.clear()  # what only the reading needed, before the frames are made
+        self.last_note.clear()
+        for table in self.tables.values():
+            table.index.clear()
         return Frames({name: _frame(name, self.tables[name].columns, self.epoch_ms)
                        for name in self.wanted})
 
