@@ -1,6 +1,7 @@
 """Webhook URLs: HTTPS to public addresses only (spec, Webhooks; Limits, "Webhook URL").
 
-Public names: ``url_problem``, ``address_class``, ``Resolver``, ``URL_LENGTH_MAX``.
+Public names: ``url_problem``, ``relaxed_url_problem``, ``address_class``, ``Resolver``,
+``URL_LENGTH_MAX``.
 
 Pure: a host's addresses come from the caller's ``resolve`` (the world's simulated DNS),
 never from the network. ``url_problem`` answers the first problem of a URL, in this order
@@ -16,6 +17,10 @@ never from the network. ``url_problem`` answers the first problem of a URL, in t
 2. ``url_not_public``: an address the host is or resolves to is not public. Every address
    must be public, not just one, since a sender may connect to any of them. The message
    names the first such address and its class (``address_class``).
+
+``relaxed_url_problem`` is the rule the HTTP shim's ``--allow-private-webhook-urls`` asks the
+API to apply instead: ``http`` is accepted as well as ``https``, and any address, so that a
+receiver on the developer's machine can subscribe; every other check stands.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from urllib.parse import urlsplit
 
 from clearing_sim.domain.errors import Problem
 
-__all__ = ["URL_LENGTH_MAX", "Resolver", "address_class", "url_problem"]
+__all__ = ["URL_LENGTH_MAX", "Resolver", "address_class", "relaxed_url_problem", "url_problem"]
 
 URL_LENGTH_MAX = 2048
 _Address = IPv4Address | IPv6Address
@@ -187,3 +192,10 @@ def url_problem(url: str, resolve: Resolver, param: str = "url") -> Problem | No
                            f"{param} {where} {reason}; webhook URLs must resolve only to "
                            "public addresses")
     return None
+
+
+def relaxed_url_problem(url: str, resolve: Resolver, param: str = "url") -> Problem | None:
+    """The URL's problem when ``http`` and non-public addresses are allowed, or ``None``."""
+    https = "https" + url[len("http"):] if url.startswith("http://") else url
+    problem = url_problem(https, resolve, param)
+    return None if problem is None or problem.code == "url_not_public" else problem

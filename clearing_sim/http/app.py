@@ -32,7 +32,6 @@ from clearing_sim.http.delivery import RealDeliveries, RealOutcome
 from clearing_sim.http.openapi import document
 from clearing_sim.http.operator import OPERATOR_ROUTES, OperatorSurface
 from clearing_sim.http.options import ClockMode, ServeOptions
-from clearing_sim.http.private_urls import PrivateWebhookUrls
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.service import envelope
@@ -106,14 +105,7 @@ class Shim:
 
     async def _api(self, request: Request) -> Response:
         async with self.sim.world_lock:
-            real_url = None
-            if self.sim.options.allow_private_webhook_urls:
-                urls = PrivateWebhookUrls(self.sim.world)
-                request, real_url = urls.rewrite(request)
-            response = self.sim.api.handle(request)
-            if real_url is not None:
-                response = urls.restore(response, real_url)
-            return response
+            return self.sim.api.handle(request)
 
     def _refusal(self, error: DomainError) -> Response:
         return Response(error.status, _JSON,

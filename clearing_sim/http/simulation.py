@@ -76,6 +76,7 @@ class Simulation:
             self.world = World(WorldConfig(seed=seed, environment=environment))
             self.api = ServiceAPI(self.world)
             self.staged = ()
+        self.api.private_webhook_urls = self.options.allow_private_webhook_urls
         self.seed = seed
         self.ids = IdFactory(Streams(seed))
         if self.deliveries is not None:

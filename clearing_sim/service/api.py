@@ -35,8 +35,10 @@ T = TypeVar("T")
 
 
 class ServiceAPI:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, *, private_webhook_urls: bool = False) -> None:
         self.world = world
+        # the HTTP shim's --allow-private-webhook-urls: http and non-public addresses accepted
+        self.private_webhook_urls = private_webhook_urls
         self.credentials = Credentials(world)
         self.idempotency = IdempotencyStore()
         self._stores: dict[type, Any] = {}

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from clearing_sim.domain.errors import InvalidRequest, NotFound
 from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.domain.parties import Capability
-from clearing_sim.domain.webhook_url import url_problem
+from clearing_sim.domain.webhook_url import relaxed_url_problem, url_problem
 from clearing_sim.service.body import BODY_BYTES_MAX, Fields
 from clearing_sim.service.context import Context, Reply, Route
 
@@ -72,7 +72,8 @@ def create(ctx: Context) -> Reply:
     # any string: its length and form are the URL rules' to judge (invalid_url)
     url = f.text("url", length_max=BODY_BYTES_MAX, nonblank=False)
     if url is not None:
-        problem = url_problem(url, ctx.world.dns.resolve, f.path("url"))
+        check = relaxed_url_problem if ctx.api.private_webhook_urls else url_problem
+        problem = check(url, ctx.world.dns.resolve, f.path("url"))
         if problem is not None:
             f.problems.append(problem)
     events = _events(f)

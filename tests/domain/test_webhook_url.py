@@ -10,7 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clearing_sim.domain.webhook_url import URL_LENGTH_MAX, address_class, url_problem
+from clearing_sim.domain.webhook_url import (
+    URL_LENGTH_MAX,
+    address_class,
+    relaxed_url_problem,
+    url_problem,
+)
 
 PUBLIC = "93.184.215.14"
 NAMES = {
@@ -192,3 +197,19 @@ _URLISH = st.text(alphabet="https:/[]@.%:0123456789abcdefx-_ \\", max_size=60)
 def test_any_text_gets_an_answer_never_an_exception(text: str) -> None:
     problem = url_problem(text, resolve)
     assert problem is None or problem.code in ("invalid_url", "url_not_public")
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:4242/webhooks", "https://localhost/hooks",
+                                 "http://10.0.0.7/x", "https://hooks.example/x"])
+def test_the_relaxed_rule_accepts_http_and_private_addresses(url: str) -> None:
+    """The shim's --allow-private-webhook-urls: only the scheme and address rules relax."""
+    assert relaxed_url_problem(url, resolve) is None
+
+
+@pytest.mark.parametrize(("url", "code"), [("ftp://127.0.0.1/x", "invalid_url"),
+                                           ("http://user:pw@127.0.0.1/x", "invalid_url"),
+                                           ("http://127.0.0.1:0/x", "invalid_url"),
+                                           ("https://gone.example/x", "invalid_url")])
+def test_the_relaxed_rule_keeps_every_other_check(url: str, code: str) -> None:
+    problem = relaxed_url_problem(url, resolve)
+    assert problem is not None and problem.code == code
