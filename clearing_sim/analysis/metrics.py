@@ -250,9 +250,9 @@ def across_seeds(metrics: pd.DataFrame, metric: str | None = None,
     keep = list(params) or (["param_id"] if "param_id" in frame.columns else [])
     keys = [*keep, "metric", *(name for name, _ in DIMENSIONS)]
     grouped = frame.groupby(keys, dropna=False, sort=False)["value"]
-    summary = grouped.agg(["count", "mean", "std", "min", "median", "max"])
-    quantiles = grouped.quantile([0.05, 0.95]).unstack()
-    summary = summary.assign(q05=quantiles[0.05], q95=quantiles[0.95]).rename(
-        columns={"count": "seeds"})
-    columns = ["seeds", "mean", "std", "min", "q05", "median", "q95", "max"]
-    return summary[columns].reset_index()
+    # one aggregation, so the quantiles line up with their groups even where a key is missing
+    # (a quantile frame joined on such keys by index would match nothing)
+    summary = grouped.agg(seeds="count", mean="mean", std="std", min="min",
+                          q05=lambda v: v.quantile(0.05), median="median",
+                          q95=lambda v: v.quantile(0.95), max="max")
+    return summary.reset_index()

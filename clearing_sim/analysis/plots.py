@@ -7,9 +7,11 @@ Public names: ``attempts_histogram``, ``latency_cdf``, ``parking_by_issuer``, ``
 - ``parking_by_issuer(metrics)``: the parking rate per issuer, one bar per parameter set at
   the mean over seeds, a whisker over the seeds' range, and each seed as a dot.
 - ``attempts_histogram(deliveries)``: deliveries by number of attempts, stacked by outcome.
-- ``waterfall(saga_steps, transaction_id, …)``: one transaction's timeline: each saga step as
-  a bar from when it became current to when it ended, the issuer instruction statuses and
-  the webhook attempts as marks on rows of their own.
+- ``waterfall(saga_steps, transaction_id, …)``: one transaction's timeline: each saga step
+  that ran as a bar from when it became current to when it ended (a step never reached is
+  left out), its lifecycle (received, in flight, parked with its cause, terminal), the issuer
+  instruction statuses and the webhook attempts as marks on rows of their own; the title
+  names its use case, mode and status.
 
 Figures are built with the object API (``matplotlib.figure.Figure``), not ``pyplot``: no global
 state, nothing shown, safe in worker processes; a notebook displays a returned figure.
@@ -152,11 +154,39 @@ def _step_spans(steps: pd.DataFrame, end_ms: int) -> list[tuple[int, str, int, i
     spans = []
     for index, rows in steps.sort_values(["index", "at_ms"], kind="stable").groupby("index"):
         last = rows.iloc[-1]
+        if last["status"] == "pending":
+            continue  # never reached (a cancelled or stopped path's later steps)
         current = rows[rows["status"] == "current"]
         stop = int(last["at_ms"]) if last["status"] != "current" else end_ms
         begin = int(current["at_ms"].iloc[0]) if len(current) else stop
         spans.append((int(index), str(last["name"]), begin, stop, str(last["status"])))
     return spans
+
+
+def _lifecycle_marks(tx: Any) -> list[tuple[str, float, str]]:
+    """The transaction's public states on a ``lifecycle`` row, from its ``transactions`` row."""
+    marks = [("lifecycle", int(tx["initiated_ms"]), "received")]
+    if not pd.isna(tx["in_flight_ms"]):
+        marks.append(("lifecycle", int(tx["in_flight_ms"]), "in-flight"))
+    if tx["ever_parked"] and not pd.isna(tx["parked_ms"]):
+        cause = "" if pd.isna(tx["park_cause"]) else f" ({tx['park_cause']})"
+        marks.append(("lifecycle", int(tx["parked_ms"]), f"parked{cause}"))
+    if tx["terminal"] and not pd.isna(tx["terminal_ms"]) \
+            and not (tx["parked"] and tx["terminal_ms"] == tx["parked_ms"]):
+        marks.append(("lifecycle", int(tx["terminal_ms"]), str(tx["lifecycle_status"])))
+    return marks
+
+
+def _title(tx: Any) -> str:
+    parts = [f"Transaction {tx['transaction_id']}"]
+    if not pd.isna(tx["use_case"]):
+        parts.append(str(tx["use_case"]))
+    if not pd.isna(tx["mode"]):
+        mint = "" if pd.isna(tx["mint_mode"]) else f" → Mode {tx['mint_mode']}"
+        parts.append(f"Mode {tx['mode']}{mint}")
+    status = str(tx["lifecycle_status"])
+    parts.append(f"{status}, parked" if tx["parked"] else status)
+    return " · ".join(parts)
 
 
 def waterfall(saga_steps: pd.DataFrame, transaction_id: str,
@@ -189,11 +219,15 @@ def waterfall(saga_steps: pd.DataFrame, transaction_id: str,
                           f"{row.event_type.split('.')[-1]} #{row.attempt} {row.outcome}"))
     end = max([int(steps["at_ms"].max()), *(int(m[1]) for m in marks if
                                              m[0].startswith("issuer"))])
+    title = f"Transaction {transaction_id}"
     if transactions is not None:
-        terminal = transactions.loc[transactions["transaction_id"] == transaction_id,
-                                    "terminal_ms"]
-        if len(terminal) and not pd.isna(terminal.iloc[0]):
-            end = int(terminal.iloc[0])
+        found = transactions[transactions["transaction_id"] == transaction_id]
+        if len(found):
+            tx = found.iloc[0]
+            marks[:0] = _lifecycle_marks(tx)
+            title = _title(tx)
+            if not pd.isna(tx["terminal_ms"]):
+                end = int(tx["terminal_ms"])
     spans = _step_spans(steps, end)
     rows = [name for _, name, *_ in spans]
     rows += list(dict.fromkeys(m[0] for m in marks))
@@ -214,6 +248,6 @@ def waterfall(saga_steps: pd.DataFrame, transaction_id: str,
     if last - start > 600_000:
         ax.set_xscale("symlog", linthresh=10)
     ax.set_xlabel("virtual seconds since initiation")
-    ax.set_title(f"Transaction {transaction_id}")
+    ax.set_title(title, fontsize="medium")
     ax.grid(True, axis="x", alpha=0.3)
     return figure

@@ -97,14 +97,16 @@ def _profile(r: Reader, raw: Any, path: FieldPath) -> IssuerProfile | None:
 
 def read_behaviour_changes(r: Reader, raw: dict[str, Any],
                            path: FieldPath) -> tuple[tuple[str, Any], ...]:
-    """``{latency: {...}, outcomes: {...}}`` → ``IssuerBehaviour`` attribute changes."""
+    """``{latency: {...}, outcomes: {...}}`` → ``IssuerBehaviour`` attribute changes. An
+    unknown name is skipped: the schema has reported it (with a "did you mean")."""
     changes: list[tuple[str, Any]] = []
     for name, value in r.get(raw, path, "latency", {}).items():
         latency = r.latency((*path, "latency", name), value)
-        if latency is not None:
+        if latency is not None and name in BEHAVIOUR_LATENCIES:
             changes.append((BEHAVIOUR_LATENCIES[name], latency))
     for name, value in r.get(raw, path, "outcomes", {}).items():
-        changes.append((_OUTCOMES[name], float(value)))
+        if name in _OUTCOMES:
+            changes.append((_OUTCOMES[name], float(value)))
     return tuple(changes)
 
 

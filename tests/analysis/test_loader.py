@@ -84,6 +84,12 @@ def test_shipped_workload_and_sweep_files_load(path: Path) -> None:
     ("workload: tiny", "workload: tiny\nworkload: again",
      ":4:1: workload: duplicate key 'workload' (first at line 3)"),
     ("horizon: 1h", "horizon: [1h", ":5:8: YAML syntax: while parsing a flow sequence"),
+    ("silence: 0.1}", "silense: 0.1}",
+     ":24:46: issuers.etherpound.behaviour.outcomes.silense: unknown field 'silense' (did you "
+     "mean silence?); expected one of: failed, rejected, silence"),
+    ("latency: {approval:", "latency: {aproval:",
+     ":23:17: issuers.etherpound.behaviour.latency.aproval: unknown field 'aproval' (did you "
+     "mean approval?)"),
     ("    name: Northbank", "    name: Ether Pound",
      ":27:11: members.northbank.name: participantName 'Ether Pound' is also etherpound's"),
 ])

@@ -12,7 +12,7 @@ from clearing_sim.analysis import (
     parking_rates,
     run_workload,
 )
-from clearing_sim.analysis.metrics import METRIC_COLUMNS, delivery_attempts
+from clearing_sim.analysis.metrics import DIMENSIONS, METRIC_COLUMNS, delivery_attempts
 from clearing_sim.analysis.runs import WorkloadRun
 from clearing_sim.analysis.sweeps import SweepResult
 from tests.analysis.conftest import INPUTS
@@ -96,3 +96,22 @@ def test_across_seeds_summarises_per_parameter_set(tiny_sweep: SweepResult) -> N
         summary.columns)
     assert set(summary["seeds"]) == {2}
     assert set(summary["param_id"]) == set(tiny_sweep.params["param_id"])
+
+
+def test_across_seeds_gives_the_values_of_each_group_over_seeds() -> None:
+    """Every statistic is computed within its group, dimensions left missing included."""
+    values = [0.0, 0.1, 0.2, 0.3, 0.4]
+    metrics = pd.DataFrame({
+        "param_id": ["a"] * 5 + ["b"] * 5, "seed": list(range(5)) * 2,
+        "metric": "parking_rate", "value": values + [v + 1 for v in values]})
+    for name, _ in DIMENSIONS:
+        metrics[name] = pd.NA
+    metrics["mode"] = pd.array([2] * 10, dtype="Int8")
+    summary = across_seeds(metrics, "parking_rate")
+    assert list(summary["param_id"]) == ["a", "b"]
+    row = summary.iloc[0]
+    assert (row["seeds"], row["min"], row["median"], row["max"]) == (5, 0.0, 0.2, 0.4)
+    assert row["mean"] == pytest.approx(0.2)
+    assert row["q05"] == pytest.approx(0.02) and row["q95"] == pytest.approx(0.38)
+    assert summary.iloc[1]["q95"] == pytest.approx(1.38)
+    assert summary[["q05", "q95"]].notna().all().all()

@@ -43,3 +43,8 @@ def test_waterfall_of_a_parked_transaction(tiny_run: WorkloadRun) -> None:
     rows = [t.get_text() for t in ax.get_yticklabels()]
     assert rows[:5] == ["Received", "Validated", "Lock", "Earmarked", "Burning"]
     assert "issuer burn (Ether Pound)" in rows and "webhook treasury" in rows
+    assert rows[5] == "lifecycle"  # the Settled step never ran: no bar for it
+    row = tx[tx["transaction_id"] == parked].iloc[0]
+    notes = [t.get_text() for t in ax.texts]
+    assert f"parked ({row['park_cause']})" in notes and "in-flight" in notes
+    assert ax.get_title().endswith(f"Mode {row['mode']} · failed, parked")
