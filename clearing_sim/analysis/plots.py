@@ -165,7 +165,7 @@ def _step_spans(steps: pd.DataFrame, end_ms: int) -> list[tuple[int, str, int, i
 
 def _lifecycle_marks(tx: Any) -> list[tuple[str, float, str]]:
     """The transaction's public states on a ``lifecycle`` row, from its ``transactions`` row."""
-    marks = [("lifecycle", int(tx["initiated_ms"]), "received")]
+    marks: list[tuple[str, float, str]] = [("lifecycle", int(tx["initiated_ms"]), "received")]
     if not pd.isna(tx["in_flight_ms"]):
         marks.append(("lifecycle", int(tx["in_flight_ms"]), "in-flight"))
     if tx["ever_parked"] and not pd.isna(tx["parked_ms"]):
