@@ -298,6 +298,10 @@ class _Builder:
                            park_leg=leg, park_issuer=self.names.get(issuer) if issuer else None,
                            park_mode=self.modes.get(issuer) if issuer else None)
         tx.set(row, **changes)
+        if f["terminal"] and not f["parked"]:  # final: nothing can change it any more
+            del tx.index[tid]
+            self.legs.pop(tid, None)
+            self.last_note.pop(tid, None)
 
     def _note(self, at_ms: int, f: Mapping[str, Any]) -> None:
         if f["event"] in _PARK_NOTES and "leg" in f:
