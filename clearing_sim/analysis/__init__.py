@@ -2,11 +2,12 @@
 
 Public names: ``Frames``, ``SweepResult``, ``Workload``, ``WorkloadRun``, ``across_seeds``,
 ``frames_from_jsonl``, ``frames_from_log``, ``latency_percentiles``, ``load_results``,
-``load_sweep``, ``load_workload``, ``parking_rates``, ``run_metrics``, ``run_workload``,
-``sweep``, ``write_report``.
+``load_sweep``, ``load_workload``, ``parking_rates``, ``parse_seeds``, ``run_metrics``,
+``run_workload``, ``sweep``, ``write_report``.
 
 The Python API mirrors the command line: ``run_workload(file, seed)`` is ``clearing-sim
-workload``, ``sweep(file, seeds, workers=, dask=, out=)`` is ``clearing-sim sweep`` and
+workload``, ``sweep(file, seeds, workers=, dask=, out=)`` is ``clearing-sim sweep`` (seeds as
+``--seeds`` writes them, ``"0-9,20"``, or ints; ``parse_seeds`` reads that text) and
 ``write_report(folder)`` is ``clearing-sim report``. Modules: ``model`` and ``loader``
 (workload files), ``driver`` (the world and its arrival processes), ``frames`` (event log →
 frames), ``metrics``, ``runs`` (one run), ``sweepfile`` and ``sweeps`` (many runs),
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from clearing_sim.analysis.model import Workload
     from clearing_sim.analysis.report import write_report
     from clearing_sim.analysis.runs import WorkloadRun, run_workload
-    from clearing_sim.analysis.sweepfile import load_sweep
+    from clearing_sim.analysis.sweepfile import load_sweep, parse_seeds
     from clearing_sim.analysis.sweeps import SweepResult, load_results, sweep
 
 #: public name → the module that defines it (imported on first use: a worker process that
@@ -41,8 +42,8 @@ _HOMES = {
     "load_workload": "loader", "across_seeds": "metrics", "latency_percentiles": "metrics",
     "parking_rates": "metrics", "run_metrics": "metrics", "Workload": "model",
     "write_report": "report", "WorkloadRun": "runs", "run_workload": "runs",
-    "load_sweep": "sweepfile", "SweepResult": "sweeps", "load_results": "sweeps",
-    "sweep": "sweeps",
+    "load_sweep": "sweepfile", "parse_seeds": "sweepfile", "SweepResult": "sweeps",
+    "load_results": "sweeps", "sweep": "sweeps",
 }
 
 
@@ -55,5 +56,5 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["Frames", "SweepResult", "Workload", "WorkloadRun", "across_seeds",
            "frames_from_jsonl", "frames_from_log", "latency_percentiles", "load_results",
-           "load_sweep", "load_workload", "parking_rates", "run_metrics", "run_workload",
-           "sweep", "write_report"]
+           "load_sweep", "load_workload", "parking_rates", "parse_seeds", "run_metrics",
+           "run_workload", "sweep", "write_report"]

@@ -9,6 +9,11 @@ parameter sets that replay it; settlement latency percentiles by mode, parking r
 issuer and by cause, webhook delivery figures, each as mean and range over seeds; the four
 figures of ``plots``; every run's digest; and the sweep and workload files as they were.
 
+Every fact on the page is about the runs in the results files (``runs.parquet``,
+``metrics.parquet``), never the plan in ``sweep.json`` alone: when the sweep last started in
+the folder asks for runs the results lack (it was interrupted), the page says how many of its
+runs the results hold and the command that resumes it.
+
 The replay facts are also embedded as JSON (``<script type="application/json"
 id="clearing-sim-replay">``): ``read_replay(html)`` answers them, which is how a test checks
 that rerunning a committed report's sweep gives the same digests. The page contains no wall
@@ -144,13 +149,38 @@ def _figures(results: SweepResult) -> list[tuple[str, str]]:
 
 def _replay(results: SweepResult) -> dict[str, Any]:
     meta = results.meta
-    return {"sweep": meta["sweep"], "version": meta["version"], "command": meta["command"],
+    planned = {p["param_id"]: p for p in meta["params"]}
+    params = [planned.get(row.param_id, {"param_id": row.param_id, "label": row.param_label})
+              for row in results.params.itertuples()]
+    return {"sweep": meta["sweep"], "version": meta["version"], "command": results.command,
             "sweepFile": meta["sweepFile"], "workloadFile": meta["workloadFile"],
-            "seeds": meta["seeds"], "frames": meta["frames"],
-            "params": [{"param_id": p["param_id"], "label": p["label"], "case": p["case"],
-                        "values": p["values"]} for p in meta["params"]],
+            "seeds": list(results.seeds), "frames": meta["frames"],
+            "params": [{key: p.get(key) for key in ("param_id", "label", "case", "values")
+                        if key in p} for p in params],
             "runs": [{"param_id": r.param_id, "seed": int(r.seed), "digest": r.digest}
-                     for r in results.runs.itertuples()]}
+                     for r in results.runs.itertuples()],
+            "runsPlanned": len(results.planned),
+            "resume": meta["command"] if results.unfinished else None}
+
+
+def _caveats(results: SweepResult) -> str:
+    """What a reader must know when ``sweep.json`` asks for more than the results hold."""
+    esc, notes = html.escape, []
+    planned, missing = len(results.planned), len(results.unfinished)
+    if missing:
+        notes.append(f"<b>Unfinished sweep:</b> the sweep last started in this folder did not "
+                     f"finish: these results hold {planned - missing} of its {planned} runs. "
+                     f"Resume with: <code>{esc(results.meta['command'])}</code> (finished runs "
+                     f"are not run again). This page shows only the {len(results.runs)} runs "
+                     "in the results.")
+    known = {p["param_id"] for p in results.meta["params"]}
+    stale = [label for pid, label in zip(results.params["param_id"],
+                                         results.params["param_label"], strict=True)
+             if pid not in known]
+    if stale:
+        notes.append(f"Parameter set(s) {esc(', '.join(stale))} of these results are not in "
+                     "the sweep file as last run here: the inputs below are the later ones.")
+    return "".join(f'<p class="note">{note}</p>' for note in notes)
 
 
 def build_report(results: SweepResult) -> str:
@@ -165,13 +195,14 @@ def build_report(results: SweepResult) -> str:
              "<h2>Replay</h2><p>Every number on this page comes from the runs listed at the "
              "end; each run is one workload and one seed, and its event-log digest is its "
              "fingerprint. This command, with this version, reproduces them:</p>",
-             f"<pre>{esc(meta['command'])}\nclearing-sim report {esc(meta.get('out') or 'OUT')}"
-             "</pre>",
+             f"<pre>{esc(results.command)}\nclearing-sim report "
+             f"{esc(meta.get('out') or 'OUT')}</pre>",
              f"<p>clearing-sim <b>{esc(meta['version'])}</b> · sweep file "
              f"<code>{esc(meta['sweepFile'])}</code> · workload file "
              f"<code>{esc(meta['workloadFile'])}</code> · seeds "
-             f"<code>{esc(format_seeds(meta['seeds']))}</code> ({len(meta['seeds'])}) · "
-             f"{len(meta['params'])} parameter set(s) · {len(results.runs)} runs</p>",
+             f"<code>{esc(format_seeds(results.seeds))}</code> ({len(results.seeds)}) · "
+             f"{len(results.params)} parameter set(s) · {len(results.runs)} runs</p>",
+             _caveats(results),
              "<h2>Parameter sets</h2>", _table(results.params),
              "<h2>Settlement latency by mode (seconds; per-run percentiles, mean and range "
              "over seeds)</h2>", _table(_latency_table(summary)),

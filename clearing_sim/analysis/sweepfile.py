@@ -1,7 +1,7 @@
 """Sweep files: a workload, named cases and a grid of overrides, and a seed list.
 
 Public names: ``ParamSet``, ``SEEDS_MAX``, ``Sweep``, ``checked_seeds``, ``format_seeds``,
-``load_sweep``, ``parse_seeds``.
+``load_sweep``, ``override_problem``, ``parse_seeds``.
 
 A sweep file (``docs/workloads.md``) names a workload file (relative to itself), optional
 ``cases`` (name → overrides) and an optional ``grid`` (field path → values to try); the
@@ -13,6 +13,10 @@ must exist in the workload (a misspelt issuer is an error, not a new issuer).
 
 A parameter set's id is the sha256 of its effective workload (canonical JSON), 12 hex digits:
 the same parameters have the same id in every sweep, which is what lets a sweep resume.
+``ParamSet.value(path)`` is the value at an overridden path in the set's effective workload,
+found as overrides find their field (``parse_field_path``, ``lookup``); a field the workload
+leaves out has the model's default where ``_DEFAULTS`` lists one, else none (``MISSING``).
+Seeds are written as ``--seeds`` takes them (``"0-9,20"``), as one seed or as a list.
 """
 
 from __future__ import annotations
@@ -31,7 +35,14 @@ from attrs import evolve, frozen
 
 from clearing_sim.analysis.frames import FRAME_NAMES
 from clearing_sim.analysis.loader import read_text, read_workload
-from clearing_sim.analysis.model import Workload
+from clearing_sim.analysis.model import (
+    Arrivals,
+    IssuerLoad,
+    MemberLoad,
+    Outage,
+    ReceiverLoad,
+    Workload,
+)
 from clearing_sim.analysis.schema import sweep_problems
 from clearing_sim.scenario.errors import (
     Problem,
@@ -39,12 +50,14 @@ from clearing_sim.scenario.errors import (
     ScenarioNotFound,
     ScenarioUnreadable,
 )
-from clearing_sim.scenario.fieldpath import Segment, parse_field_path
+from clearing_sim.scenario.fieldpath import MISSING, Segment, lookup, parse_field_path
 from clearing_sim.scenario.reading import Reader
 from clearing_sim.scenario.source import Document, FieldPath, field_path, parse_yaml
+from clearing_sim.sim.issuer import IssuerBehaviour
+from clearing_sim.sim.world import WorldConfig
 
 __all__ = ["SEEDS_MAX", "ParamSet", "Sweep", "checked_seeds", "format_seeds", "load_sweep",
-           "parse_seeds"]
+           "override_problem", "parse_seeds"]
 
 SEEDS_MAX = 1_000_000
 _SEEDS = re.compile(r"\s*[0-9]+(\s*-\s*[0-9]+)?(\s*,\s*[0-9]+(\s*-\s*[0-9]+)?)*\s*")
@@ -67,9 +80,12 @@ def parse_seeds(text: str) -> tuple[int, ...]:
     return checked_seeds(seeds)
 
 
-def checked_seeds(seeds: Iterable[int]) -> tuple[int, ...]:
-    """``seeds`` as a tuple; ``ValueError`` for a negative or repeated seed, or too many."""
-    chosen = tuple(seeds)
+def checked_seeds(seeds: str | int | Iterable[int]) -> tuple[int, ...]:
+    """``seeds`` — a ``parse_seeds`` text, one seed, or seeds — as a tuple; ``ValueError`` for
+    malformed text, a negative or repeated seed, or too many."""
+    if isinstance(seeds, str):
+        return parse_seeds(seeds)
+    chosen = (seeds,) if isinstance(seeds, int) else tuple(seeds)
     seen: set[int] = set()
     for seed in chosen:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -95,6 +111,36 @@ def format_seeds(seeds: Sequence[int]) -> str:
     return ",".join(parts)
 
 
+#: Defaults of optional workload fields (``None`` stands for any key or index), taken from the
+#: model, as a workload file would write them. A field left out of a workload that is not
+#: listed here (a latency, ``drain``, a name) has no value in a sweep's parameter column.
+_DEFAULTS: tuple[tuple[tuple[Segment | None, ...], Any], ...] = (
+    (("issuers", None, "rtgs"), str(IssuerLoad("", "", None).rtgs_gbp)),
+    (("issuers", None, "currency"), IssuerLoad("", "", None).currency),
+    (("issuers", None, "behaviour", "outcomes", "rejected"), IssuerBehaviour().p_rejected),
+    (("issuers", None, "behaviour", "outcomes", "failed"), IssuerBehaviour().p_failed),
+    (("issuers", None, "behaviour", "outcomes", "silence"), IssuerBehaviour().p_silence),
+    (("members", None, "rtgs"), str(MemberLoad("", "", Arrivals(0.0), ()).rtgs_gbp)),
+    (("members", None, "amount"), str(MemberLoad("", "", Arrivals(0.0), ()).amount.low)),
+    (("members", None, "mix", "swap"),
+     dict(MemberLoad("", "", Arrivals(0.0), ()).mix).get("swap", 0.0)),
+    (("webhooks", None, "receiver", "status"), ReceiverLoad().status),
+    (("webhooks", None, "receiver", "network", "loss"), ReceiverLoad().loss),
+    (("webhooks", None, "receiver", "network", "duplicate"), ReceiverLoad().duplicate),
+    (("webhooks", None, "receiver", "network", "reorder"), ReceiverLoad().reorder),
+    (("webhooks", None, "receiver", "outages", None, "status"), Outage(0, 1).status),
+    (("world", "epoch"), WorldConfig().epoch),
+)
+
+
+def _default(path: tuple[Segment, ...]) -> Any:
+    for pattern, value in _DEFAULTS:
+        if len(pattern) == len(path) and all(
+                want is None or want == got for want, got in zip(pattern, path, strict=True)):
+            return value
+    return MISSING
+
+
 @frozen
 class ParamSet:
     """One parameter set of a sweep: its case, its grid point and the workload they make."""
@@ -105,11 +151,20 @@ class ParamSet:
     case_overrides: tuple[tuple[str, Any], ...]  # field path → value
     grid_overrides: tuple[tuple[str, Any], ...]
     workload: Workload
+    sites: tuple[FieldPath, ...] = ()  # where each of ``overrides`` is in the sweep file
 
     @property
     def overrides(self) -> tuple[tuple[str, Any], ...]:
         """Every override, the case's first (a grid value wins over the case's)."""
         return (*self.case_overrides, *self.grid_overrides)
+
+    def value(self, path: str) -> Any:
+        """The value at field ``path`` in this set's effective workload (the workload with its
+        overrides), as written there; for a field left out, the model's default if
+        ``_DEFAULTS`` has one, else ``MISSING``."""
+        segments = parse_field_path(path)
+        found = lookup(self.workload.data, segments)
+        return _default(segments) if found is MISSING or found is None else found
 
     @property
     def label(self) -> str:
@@ -171,10 +226,8 @@ def _set(data: Any, path: tuple[Segment, ...], value: Any) -> str | None:
 
 
 def _child(node: Any, segment: Segment) -> Any:
-    if isinstance(segment, int):
-        ok = isinstance(node, list) and -len(node) <= segment < len(node)
-        return node[segment] if ok else None
-    return node.get(segment) if isinstance(node, dict) else None
+    found = lookup(node, (segment,))
+    return None if found is MISSING else found
 
 
 def _missing(node: Any, path: tuple[Segment, ...]) -> str:
@@ -187,16 +240,40 @@ def _missing(node: Any, path: tuple[Segment, ...]) -> str:
     return f"the workload has no field {field_path(path)}{hint}"
 
 
+def _related(field: str, overrides: Sequence[tuple[str, Any, FieldPath]]
+             ) -> tuple[str, Any, FieldPath] | None:
+    """The last override at ``field``, inside it or around it."""
+    for path, value, where in reversed(overrides):
+        if (field == path or field.startswith((path + ".", path + "["))
+                or path.startswith((field + ".", field + "["))):
+            return path, value, where
+    return None
+
+
 def _located(problem: Problem, overrides: Sequence[tuple[str, Any, FieldPath]],
              sweep_doc: Document) -> Problem:
     """A problem of an overridden workload, moved to the sweep file where it comes from."""
-    for path, value, where in reversed(overrides):
-        related = (problem.field == path or problem.field.startswith((path + ".", path + "["))
-                   or path.startswith((problem.field + ".", problem.field + "[")))
-        if related:
-            return sweep_doc.problem_at(where, f"with {path} = {_compact(value)} the workload "
-                                        f"is invalid: {problem.field}: {problem.message}")
-    return problem
+    found = _related(problem.field, overrides)
+    if found is None:
+        return problem
+    path, value, where = found
+    return sweep_doc.problem_at(where, f"with {path} = {_compact(value)} the workload is "
+                                f"invalid: {problem.field}: {problem.message}")
+
+
+def override_problem(sweep: Sweep, params: ParamSet, field: str,
+                     message: str) -> Problem | None:
+    """``message`` about ``field`` of ``params``' workload (the API refused its set-up, say) as
+    a problem at the sweep file's line of the override that touches ``field``; ``None`` if no
+    override does (the workload file itself is at fault)."""
+    found = _related(field, [(p, v, where) for (p, v), where
+                             in zip(params.overrides, params.sites, strict=True)])
+    if found is None:
+        return None
+    path, value, where = found
+    document = parse_yaml(sweep.text, sweep.path)
+    return document.problem_at(where, f"with {path} = {_compact(value)} the set-up is "
+                               f"refused: {field}: {message}")
 
 
 # reading -----------------------------------------------------------------------------------
@@ -238,10 +315,10 @@ def _read_params(document: Document, base: Document) -> tuple[ParamSet, ...]:
                             f"set repeats set {seen[param_id] + 1}; expected distinct sets"))
             continue
         seen[param_id] = len(params)
-        params.append(ParamSet(len(params), param_id, case,
+        params.append(ParamSet(len(params), param_id, case,  # items: the case's first
                                tuple((p, v) for p, v, site in items if site[0] == "cases"),
                                tuple((p, v) for p, v, site in items if site[0] == "grid"),
-                               workload))
+                               workload, tuple(site for _, _, site in items)))
     if problems:
         raise ScenarioInvalid(document.path, problems)
     return tuple(params)
@@ -259,8 +336,9 @@ def _seeds(reader: Reader, raw: Any) -> tuple[int, ...]:
         return ()
 
 
-def load_sweep(path: str | Path, seeds: Iterable[int] | None = None) -> Sweep:
-    """Read and check a sweep file and its workload; ``seeds`` replaces the file's seeds.
+def load_sweep(path: str | Path, seeds: str | int | Iterable[int] | None = None) -> Sweep:
+    """Read and check a sweep file and its workload; ``seeds`` (as ``checked_seeds`` takes
+    them) replaces the file's seeds.
 
     ``ScenarioError`` when either file cannot be used (every problem, located)."""
     name = str(path)

@@ -3,19 +3,25 @@
 Public names: ``SweepOutputConflict``, ``SweepResult``, ``load_results``, ``sweep``.
 
 ``sweep(path, seeds=..., workers=N, dask=ADDRESS, out=DIR)`` is the Python side of
-``clearing-sim sweep``. It reads the sweep file, checks that the service accepts each
-parameter set's set-up (a subscription URL it would refuse is a problem at its line, before
-anything runs), then runs each (parameter set, seed) on an executor (``executors``): this
+``clearing-sim sweep`` (``seeds`` as ``--seeds`` writes them, ``"0-9,20"``, or ints). It reads
+the sweep file, checks that the service accepts each parameter set's set-up before anything
+runs (a subscription URL it would refuse is a ``ScenarioInvalid`` at the sweep file's line of
+the override that made it, or ``SetupRefused`` at the workload's line if no override did), then
+runs each (parameter set, seed) on an executor (``executors``): this
 process, local worker processes, or a Dask cluster. With ``out`` every finished run is
 written at once (``runs``) and a run already there is read back instead of run again, so an
 interrupted sweep resumes where it stopped. The result is ordered by parameter set, then
 seed as listed, whatever order the runs finished in, so the results and digests are the same
 for any executor and any number of workers.
 
-``out`` holds, besides the runs: ``sweep.json`` (the sweep and workload files' text, the
-parameter sets, the seeds, the version and the command that replays it), ``metrics.parquet``
-(every run's metrics: parameter columns, ``seed``, then ``run_metrics``'s columns),
-``runs.parquet`` and ``digests.csv`` (one row per run with its digest).
+``out`` holds, besides the runs: ``sweep.json`` (the plan of the sweep last started there,
+written before it runs: the sweep and workload files' text, the parameter sets, the seeds, the
+version and its command), and once a sweep finishes ``metrics.parquet`` (every run's metrics:
+parameter columns, ``seed``, then ``run_metrics``'s columns), ``runs.parquet`` and
+``digests.csv`` (one row per run with its digest). A parameter column holds each set's value
+at that path in its effective workload (``ParamSet.value``). ``load_results`` answers what the
+results files hold; ``SweepResult.unfinished`` names the runs of the plan they lack (a sweep
+interrupted after growing its seeds or grid).
 """
 
 from __future__ import annotations
@@ -30,12 +36,20 @@ import pandas as pd  # type: ignore[import-untyped]
 from attrs import define, evolve, field
 
 import clearing_sim
-from clearing_sim.analysis.driver import WorkloadDriver
+from clearing_sim.analysis.driver import SetupRefused, WorkloadDriver
 from clearing_sim.analysis.executors import executor_for
 from clearing_sim.analysis.frames import SCHEMAS, Frames
 from clearing_sim.analysis.metrics import METRIC_COLUMNS
 from clearing_sim.analysis.runs import RunOutput, RunTask, execute, read_run, write_run
-from clearing_sim.analysis.sweepfile import Sweep, checked_seeds, format_seeds, load_sweep
+from clearing_sim.analysis.sweepfile import (
+    Sweep,
+    checked_seeds,
+    format_seeds,
+    load_sweep,
+    override_problem,
+)
+from clearing_sim.scenario.errors import Problem, ScenarioInvalid
+from clearing_sim.scenario.fieldpath import MISSING
 
 __all__ = ["SweepOutputConflict", "SweepResult", "load_results", "sweep"]
 
@@ -50,7 +64,7 @@ class SweepOutputConflict(Exception):
 def _param_columns(sweep: Sweep) -> list[dict[str, str]]:
     columns = []
     for path in sweep.param_paths:
-        values = [v for p in sweep.params for k, v in p.overrides if k == path]
+        values = [v for v in (p.value(path) for p in sweep.params) if v is not MISSING]
         numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
         columns.append({"name": path, "dtype": "float64" if numeric else "str"})
     return columns
@@ -66,20 +80,23 @@ def _meta(sweep: Sweep, out: Path | None) -> dict[str, Any]:
     columns = _param_columns(sweep)
     params = []
     for p in sweep.params:
-        given = dict(p.overrides)
+        values = [(c, p.value(c["name"])) for c in columns]
         params.append({"param_id": p.param_id, "index": p.index, "case": p.case,
                        "label": p.label,
-                       "values": {c["name"]: _cell(given[c["name"]], c["dtype"])
-                                  for c in columns if c["name"] in given}})
-    command = f"clearing-sim sweep {sweep.path} --seeds {format_seeds(sweep.seeds)}"
-    if out is not None:
-        command += f" --out {out}"
+                       "values": {c["name"]: _cell(value, c["dtype"]) for c, value in values
+                                  if value is not MISSING}})
+    command = _command(sweep.path, sweep.seeds, out)
     return {"format": FORMAT, "sweep": sweep.name, "description": sweep.description,
             "version": clearing_sim.__version__, "sweepFile": sweep.path,
             "workloadFile": sweep.workload_path, "sweepText": sweep.text,
             "workloadText": sweep.workload_text, "seeds": list(sweep.seeds),
             "frames": list(sweep.frames), "paramColumns": columns, "params": params,
             "out": None if out is None else str(out), "command": command}
+
+
+def _command(sweep_file: str, seeds: Sequence[int], out: str | Path | None) -> str:
+    command = f"clearing-sim sweep {sweep_file} --seeds {format_seeds(seeds)}"
+    return command if out is None else f"{command} --out {out}"
 
 
 def _params_frame(meta: dict[str, Any]) -> pd.DataFrame:
@@ -98,7 +115,11 @@ def _params_frame(meta: dict[str, Any]) -> pd.DataFrame:
 @define
 class SweepResult:
     """A sweep's results: ``metrics`` (one tidy frame), ``runs`` (one row per run with its
-    digest), ``params`` (one row per parameter set), and each run's kept frames."""
+    digest), ``params`` (one row per parameter set), and each run's kept frames.
+
+    ``seeds``, ``params`` and ``command`` describe the runs in ``runs``; ``meta`` is the plan
+    of the sweep last started in ``out`` (``sweep.json``), which may ask for more
+    (``unfinished``)."""
 
     meta: dict[str, Any]
     metrics: pd.DataFrame
@@ -112,11 +133,33 @@ class SweepResult:
 
     @property
     def seeds(self) -> tuple[int, ...]:
-        return tuple(self.meta["seeds"])
+        """The seeds of the runs in these results, in the order they were listed."""
+        return tuple(dict.fromkeys(int(seed) for seed in self.runs["seed"]))
 
     @property
     def params(self) -> pd.DataFrame:
-        return _params_frame(self.meta)
+        """One row per parameter set of the runs in these results (``runs``' columns before
+        ``seed``: ``param_id``, ``param_label``, ``case`` and the parameter columns)."""
+        columns = list(self.runs.columns[:self.runs.columns.get_loc("seed")])
+        return self.runs[columns].drop_duplicates("param_id").reset_index(drop=True)
+
+    @property
+    def command(self) -> str:
+        """The command that runs these results' runs again (and, with ``out``, finds them)."""
+        return _command(self.meta["sweepFile"], self.seeds, self.meta.get("out"))
+
+    @property
+    def planned(self) -> tuple[tuple[str, int], ...]:
+        """Every (param_id, seed) the plan (``meta``) asks for, in order."""
+        return tuple((p["param_id"], int(seed)) for p in self.meta["params"]
+                     for seed in self.meta["seeds"])
+
+    @property
+    def unfinished(self) -> tuple[tuple[str, int], ...]:
+        """The planned runs these results lack: none once the plan's sweep has finished; run
+        ``meta["command"]`` to resume."""
+        done = set(self.digests)
+        return tuple(key for key in self.planned if key not in done)
 
     @property
     def digests(self) -> dict[tuple[str, int], str]:
@@ -192,17 +235,31 @@ def _open_out(out: Path, meta: dict[str, Any]) -> None:
 
 
 def _check_setup(sweep: Sweep) -> None:
-    """Build each parameter set's world (no run): the API must accept its set-up."""
+    """Build each parameter set's world (no run): the API must accept its set-up. A refusal an
+    override caused is a problem at the override's line; any other stops at the workload's."""
+    problems: list[Problem] = []
     for params in sweep.params:
-        WorkloadDriver(params.workload, sweep.seeds[0] if sweep.seeds else 0)
+        try:
+            WorkloadDriver(params.workload, sweep.seeds[0] if sweep.seeds else 0)
+        except SetupRefused as error:
+            # site is "path:line:col: field" (SetupRefused): the field is after the last ": "
+            field = error.site.rpartition(": ")[2]
+            message = str(error).removeprefix(f"{error.site}: ")
+            problem = override_problem(sweep, params, field, message)
+            if problem is None:
+                raise
+            problems.append(problem)
+    if problems:
+        raise ScenarioInvalid(sweep.path, problems)
 
 
-def sweep(source: str | Path | Sweep, seeds: Iterable[int] | None = None, *, workers: int = 1,
-          dask: Any = None, out: str | Path | None = None,
+def sweep(source: str | Path | Sweep, seeds: str | int | Iterable[int] | None = None, *,
+          workers: int = 1, dask: Any = None, out: str | Path | None = None,
           progress: Progress | None = None) -> SweepResult:
     """Run a sweep (a sweep file or a loaded ``Sweep``); see the module docstring.
 
-    ``seeds`` replaces the file's seed list; ``workers`` local processes (1: this process);
+    ``seeds`` replaces the file's seed list: ``"0-99"``, ``"0-9,20"`` (as ``--seeds``), one
+    seed, or seeds; ``workers`` local processes (1: this process);
     ``dask`` a scheduler address or a ``distributed.Client``; ``out`` a folder to write to and
     resume from (without it every run's kept frames stay in memory: give ``out`` for large
     sweeps); ``progress(done, total)`` after each run."""
@@ -256,7 +313,9 @@ def _write_results(out: Path, metrics: pd.DataFrame, runs: pd.DataFrame) -> None
 
 
 def load_results(out: str | Path) -> SweepResult:
-    """A finished sweep's results from its output folder (what ``clearing-sim report`` reads)."""
+    """The results of the last sweep that finished in ``out`` (what ``clearing-sim report``
+    reads), with the plan of the last one started there as ``meta``: if that one did not
+    finish, ``unfinished`` lists the runs the results lack."""
     folder = Path(out)
     meta = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
     return SweepResult(meta, pd.read_parquet(folder / "metrics.parquet"),

@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import dask
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from distributed import Client, LocalCluster
 
-from clearing_sim.analysis import load_results, sweep
+from clearing_sim.analysis import load_results, load_sweep, parse_seeds, sweep
 from clearing_sim.analysis import sweeps as sweeps_module
+from clearing_sim.analysis.cli import sweep as sweep_command
+from clearing_sim.analysis.driver import SetupRefused
 from clearing_sim.analysis.runs import RunOutput, RunTask, execute, run_folder
 from clearing_sim.analysis.sweeps import SweepOutputConflict, SweepResult
-from tests.analysis.conftest import TWO_CASES
+from clearing_sim.scenario.errors import ScenarioInvalid
+from clearing_sim.sim.issuer import IssuerBehaviour
+from tests.analysis.conftest import TINY, TWO_CASES
+from tests.analysis.kit import variant
+
+SILENCE = "issuers.etherpound.behaviour.outcomes.silence"
 
 
 def _same(a: SweepResult, b: SweepResult) -> None:
@@ -57,8 +66,8 @@ def test_the_output_folder(tiny_sweep: SweepResult) -> None:
     assert list(tiny_sweep.metrics.columns[:6]) == [
         "param_id", "param_label", "case", "issuers.etherpound.behaviour.outcomes.silence",
         "seed", "metric"]
-    silence = tiny_sweep.metrics["issuers.etherpound.behaviour.outcomes.silence"]
-    assert str(silence.dtype) == "float64" and set(silence.dropna()) == {0.5}
+    silence = tiny_sweep.metrics[SILENCE]
+    assert str(silence.dtype) == "float64" and set(silence) == {0.1, 0.5}
     tx = tiny_sweep.frames("transactions")
     assert tx.groupby(["param_id", "seed"]).ngroups == 4
 
@@ -105,3 +114,78 @@ def test_an_in_memory_sweep_keeps_its_frames_in_the_seed_order_given() -> None:
     assert list(result.runs["seed"]) == [3, 2, 3, 2]
     tx = result.frames("transactions")
     assert list(dict.fromkeys(tx["seed"])) == [3, 2] and tx["param_label"].nunique() == 2
+
+
+def test_parameter_columns_hold_each_sets_effective_value(tiny_sweep: SweepResult,
+                                                         tmp_path: Path) -> None:
+    """Not only where a set overrides the path: the baseline's silence is the workload's 0.1;
+    a field the workload leaves out has the model's default, or no value if it has none."""
+    params = tiny_sweep.params.set_index("param_label")
+    assert params[SILENCE].to_dict() == {"baseline": 0.1, "silent-etherpound": 0.5}
+    by_run = tiny_sweep.runs.set_index(["param_label", "seed"])[SILENCE].to_dict()
+    assert by_run == {("baseline", 0): 0.1, ("baseline", 1): 0.1,
+                      ("silent-etherpound", 0): 0.5, ("silent-etherpound", 1): 0.5}
+    assert tiny_sweep.out is not None
+    meta = json.loads((tiny_sweep.out / "sweep.json").read_text())
+    assert [p["values"] for p in meta["params"]] == [{SILENCE: 0.1}, {SILENCE: 0.5}]
+
+    variant(tmp_path, "outcomes: {rejected: 0.1, failed: 0.1, silence: 0.1}",
+            "outcomes: {rejected: 0.1, failed: 0.1}")  # silence left out: the model's 0
+    (tmp_path / "s.yaml").write_text(
+        "sweep: s\nworkload: w.yaml\nseeds: 0\ncases:\n  baseline: {}\n"
+        f"  silent: {{{SILENCE}: 0.5}}\n  drained: {{drain: 2h}}\n")
+    params = sweep(tmp_path / "s.yaml").params.set_index("param_label")
+    assert params[SILENCE].to_dict() == {"baseline": IssuerBehaviour().p_silence,
+                                         "silent": 0.5, "drained": 0.0}
+    assert str(params["drain"].dtype) == "str"  # no default: until nothing is scheduled
+    assert params["drain"].isna().to_dict() == {"baseline": True, "silent": True,
+                                                "drained": False}
+    assert params.loc["drained", "drain"] == "2h"
+
+
+def test_sweep_takes_seeds_as_the_command_line_writes_them(tiny_sweep: SweepResult) -> None:
+    assert parse_seeds("0-2,7") == (0, 1, 2, 7)  # exported beside sweep
+    assert load_sweep(TWO_CASES, "0-2,7").seeds == (0, 1, 2, 7)
+    assert load_sweep(TWO_CASES, 4).seeds == (4,)
+    seed_1 = {key: digest for key, digest in tiny_sweep.digests.items() if key[1] == 1}
+    assert sweep(TWO_CASES, "1").digests == seed_1
+    assert sweep(TWO_CASES, 1).digests == seed_1
+    with pytest.raises(ValueError, match="the range 3-1 runs backwards"):
+        sweep(TWO_CASES, "3-1")
+    with pytest.raises(ValueError, match="seed 1 is listed twice"):
+        sweep(TWO_CASES, "0-1,1")
+
+
+PRIVATE = "  private: {webhooks.treasury.url: \"https://127.0.0.1/x\"}\n"
+
+
+def test_a_setup_an_override_makes_the_api_refuse_is_reported_at_the_override(
+        tmp_path: Path) -> None:
+    shutil.copy(TINY, tmp_path / "tiny.yaml")
+    (tmp_path / "s.yaml").write_text(
+        f"sweep: s\nworkload: tiny.yaml\nseeds: 0\ncases:\n{PRIVATE}  public: {{}}\n")
+    result = CliRunner().invoke(sweep_command, [str(tmp_path / "s.yaml"), "--out",
+                                                str(tmp_path / "out")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert (f"{tmp_path / 's.yaml'}:5:36: cases.private.webhooks.treasury.url: with "
+            "webhooks.treasury.url = https://127.0.0.1/x the set-up is refused: "
+            "webhooks.treasury: the API refused to create webhook treasury: 400 url_not_public"
+            ) in result.output
+    assert "tiny.yaml:" not in result.output
+    assert not (tmp_path / "out").exists()  # refused before anything runs or is written
+    with pytest.raises(ScenarioInvalid) as caught:
+        sweep(tmp_path / "s.yaml")
+    assert [(p.path, p.location.line) for p in caught.value.problems] == [
+        (str(tmp_path / "s.yaml"), 5)]
+
+
+def test_a_setup_the_workload_itself_makes_the_api_refuse_stays_at_its_line(
+        tmp_path: Path) -> None:
+    bad = variant(tmp_path, "url: https://hooks.northbank.example/clearing",
+                  "url: https://127.0.0.1/hooks")
+    (tmp_path / "s.yaml").write_text(
+        "sweep: s\nworkload: w.yaml\nseeds: 0\ncases:\n"
+        f"  quiet: {{{SILENCE}: 0.0}}\n  baseline: {{}}\n")
+    where = re.escape(f"{bad}:34:5: webhooks.treasury: the API refused")
+    with pytest.raises(SetupRefused, match=f"^{where}"):
+        sweep(tmp_path / "s.yaml")
