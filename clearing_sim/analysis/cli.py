@@ -11,6 +11,7 @@ message`` for files) and exits with code 2, never a traceback.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -168,7 +169,16 @@ def report(folder: Path, target: Path | None) -> None:
     Example:
       clearing-sim report results/latency --out reports/latency.html
     """
-    if not (folder / "sweep.json").is_file() or not (folder / "metrics.parquet").is_file():
+    plan = folder / "sweep.json"
+    if plan.is_file() and not (folder / "metrics.parquet").is_file():
+        try:
+            command = json.loads(plan.read_text(encoding="utf-8"))["command"]
+        except (ValueError, KeyError, TypeError):
+            command = None
+        if isinstance(command, str):
+            raise click.BadParameter(f"the sweep started in {folder} has not finished; resume "
+                                     f"it with: {command}", param_hint="FOLDER")
+    if not plan.is_file() or not (folder / "metrics.parquet").is_file():
         raise click.BadParameter(f"{folder} holds no finished sweep (sweep.json and "
                                  "metrics.parquet); expected the --out folder of "
                                  "clearing-sim sweep", param_hint="FOLDER")

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from clearing_sim.analysis import cli
 from clearing_sim.analysis.cli import report, sweep, workload
 from clearing_sim.analysis.sweeps import SweepResult
+from clearing_sim.analysis.sweeps import sweep as run_sweep
 from tests.analysis.conftest import INPUTS, TINY, TWO_CASES
 from tests.analysis.kit import variant
 
@@ -127,6 +128,18 @@ def test_a_refused_setup_exits_2_at_its_line(tmp_path: Path) -> None:
 def test_report_of_a_folder_without_results_exits_2(tmp_path: Path) -> None:
     result = _invoke(report, tmp_path)
     assert result.exit_code == 2 and "holds no finished sweep" in result.output
+
+
+def test_report_of_a_first_sweep_interrupted_says_how_to_resume(tmp_path: Path) -> None:
+    def interrupt(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(TWO_CASES, seeds="0-1", out=tmp_path / "out", progress=interrupt)
+    result = _invoke(report, tmp_path / "out")
+    assert result.exit_code == 2
+    assert "has not finished; resume it with: clearing-sim sweep " in result.output
+    assert f"--seeds 0-1 --out {tmp_path / 'out'}" in " ".join(result.output.split())
 
 
 ENTRIES = {"workload": "clearing_sim.analysis.cli:workload",
