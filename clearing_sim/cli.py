@@ -42,6 +42,7 @@ __all__ = ["main"]
 #: name -> "module:attribute" of a click command, imported on first use.
 LAZY_COMMANDS: dict[str, str] = {
     "serve": "clearing_sim.http.cli:serve",
+    "journal": "clearing_sim.http.journal_cli:journal",
     "workload": "clearing_sim.analysis.cli:workload",
     "sweep": "clearing_sim.analysis.cli:sweep",
     "report": "clearing_sim.analysis.cli:report",

@@ -6,7 +6,9 @@ A thin door (STYLE.md): decode the HTTP request into the API's ``Request`` (meth
 path exactly as sent, the query, the headers, the raw body), call one function, encode its
 ``Response`` (status, headers, the exact body bytes) back. ``/api/v1/…`` is
 ``ServiceAPI.handle`` under the world lock, so the bytes equal the in-process answer for
-the same world and the same requests; ``/sim/v1/…`` is the operator surface;
+the same world and the same requests; ``/sim/v1/…`` is the operator surface (with
+``--journal``, each change is appended to the journal as it is applied and its answer waits
+until the entry is on disk: ``clearing_sim.http.recorder``);
 ``GET /openapi.json`` the OpenAPI document. Any other path is 404 ``route_not_found``
 without touching the world (a browser's ``/favicon.ico`` must not change a run's log). A 405
 also carries ``Allow`` (RFC 9110). A body over ``READ_LIMIT_BYTES`` is not read to its end:
@@ -32,6 +34,7 @@ from clearing_sim.http.delivery import RealDeliveries, RealOutcome
 from clearing_sim.http.openapi import document
 from clearing_sim.http.operator import OPERATOR_ROUTES, OperatorSurface
 from clearing_sim.http.options import ClockMode, ServeOptions
+from clearing_sim.http.recorder import journaled_operator
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.service import envelope
@@ -88,7 +91,7 @@ class Shim:
             response = await self._api(request)
         elif _prefixed(path, "/sim/v1"):
             await self.clock.catch_up()
-            response = await self.operator.handle(request)
+            response = await self._operator(request)
         elif path == "/openapi.json" and request.method in ("GET", "HEAD"):
             response = Response(200, _JSON, self.openapi)
         elif path == "/openapi.json":
@@ -104,8 +107,25 @@ class Shim:
         return response
 
     async def _api(self, request: Request) -> Response:
+        journal = self.sim.journal
         async with self.sim.world_lock:
-            return self.sim.api.handle(request)
+            at_ms = self.sim.world.now_ms
+            response = self.sim.api.handle(request)
+            if journal is not None:
+                journal.api(request, response, at_ms)
+        if journal is not None:
+            await journal.durable()  # the answer is sent only once its request is on disk
+        return response
+
+    async def _operator(self, request: Request) -> Response:
+        response = await self.operator.handle(request)
+        journal = self.sim.journal
+        if journal is not None:
+            # No await between the handler's change and this append: the order holds.
+            if journaled_operator(request, response):
+                journal.operator(request, response, self.sim.world.now_ms)
+            await journal.durable()  # its own entry, or the clock's, or a checkpoint's
+        return response
 
     def _refusal(self, error: DomainError) -> Response:
         return Response(error.status, _JSON,
@@ -188,4 +208,5 @@ def create_app(options: ServeOptions, *, scenario: Scenario | None = None,
     app = Starlette(middleware=[Middleware(_Everything, shim=shim)], lifespan=lifespan)
     app.state.sim = sim
     app.state.clock = clock
+    app.state.operator = shim.operator
     return app

@@ -23,6 +23,7 @@ import uvicorn
 
 from clearing_sim.http.app import create_app
 from clearing_sim.http.delivery import RealOutcome
+from clearing_sim.http.journal_cli import read_existing, start_journal
 from clearing_sim.http.options import ClockMode, ServeOptions
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import parse_scenario
@@ -125,9 +126,13 @@ def _options(seed: int | None, operator_token: str, environment: str | None, clo
 @click.option("--allow-private-webhook-urls", is_flag=True,
               help="Accept webhook URLs on loopback/private addresses and http:// (a receiver "
                    "on your own machine).")
+@click.option("--journal", "journal_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="Append every change to this journal, durable before its "
+                                   "answer; an existing journal is replayed first (restart).")
 def serve(host: str, port: int, seed: int | None, operator_token: str | None,
           world_file: str | None, environment: str | None, clock: str, speed: float | None,
-          deliver_webhooks: bool, allow_private_webhook_urls: bool) -> None:
+          deliver_webhooks: bool, allow_private_webhook_urls: bool,
+          journal_file: str | None) -> None:
     """Serve the API over HTTP on a simulated world whose clock you drive.
 
     /api/v1 is the service's API (the same bytes as in-process), /sim/v1 the operator
@@ -149,6 +154,11 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
             for line in error.lines():
                 click.echo(line, err=True)
             raise click.exceptions.Exit(2) from None
+    existing = read_existing(journal_file)
+    if existing is not None:  # a restart: what the command line leaves out, the journal says
+        seed = existing.header.seed if seed is None else seed
+        environment = environment or (None if world is not None
+                                      else existing.header.environment)
     token = operator_token if operator_token is not None else secrets.token_urlsafe(24)
     options = _options(seed, token, environment, clock, speed, deliver_webhooks,
                        allow_private_webhook_urls, world)
@@ -156,6 +166,9 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
         app = create_app(options, scenario=world, echo=_echo_delivery)
     except StepFailed as error:
         raise click.UsageError(f"{world_file}: {error}") from None
+    if journal_file is not None:
+        start_journal(app, Path(journal_file), world_file, existing,
+                      token_given=operator_token is not None)
     sock = _bind(host, port)
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
@@ -175,5 +188,7 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops cleanly, then re-raises it
         uvicorn.Server(config).run(sockets=[sock])
+    if sim.journal is not None:
+        sim.journal.writer.close()
     click.echo(f"clearing-sim stopped at virtual {sim.world.iso()}, digest "
                f"{sim.world.log.digest()}")

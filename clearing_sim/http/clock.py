@@ -11,7 +11,9 @@ design: when requests reach real receivers, the advance stops at their virtual i
 frees the world lock and waits for the answers, so a receiver that calls back (fetching the
 transaction, as the spec tells it to) is served at the delivery's own virtual time; then it
 feeds the answers in and carries on. A long advance yields the event loop every
-``_STEPS_PER_SLICE`` events, still holding the world lock.
+``_STEPS_PER_SLICE`` events, still holding the world lock. With a journal, each hold of the
+world lock is one ``clock`` entry (events run, where the clock stopped) and each batch of
+real answers one ``deliveries`` entry, fed in under the same hold as the events after it.
 
 In ``realtime`` mode a background task (``run_realtime``) catches the world up with
 ``epoch of the run + (wall elapsed × speed)`` every ``TICK_S`` seconds, and each request
@@ -29,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest
-from clearing_sim.http.delivery import Outgoing
+from clearing_sim.http.delivery import Outgoing, RealOutcome
 from clearing_sim.http.options import ClockMode
 from clearing_sim.http.simulation import Simulation
 
@@ -50,6 +52,7 @@ class Clock:
         self.speed = speed
         self._wall_s = wall_s
         self.advancing_to_ms: int | None = None
+        self.steps = 0  # engine events run in the current hold of the world lock
         self._base_virtual_ms = 0
         self._base_wall_s = 0.0
         self.rebase()
@@ -116,36 +119,52 @@ class Clock:
     async def _run(self, target_ms: int) -> None:
         sim = self.sim
         self.advancing_to_ms = target_ms
+        answered: tuple[list[Outgoing], list[RealOutcome]] | None = None
         try:
             while True:
                 async with sim.world_lock:
+                    if answered is not None:  # in the same hold as the steps after it
+                        self._answer(*answered)
+                        answered = None
+                    at_ms, self.steps = sim.world.now_ms, 0
                     batch = self._step(target_ms)
                     while batch == []:  # a slice done: let the loop breathe, keep the world
                         await asyncio.sleep(0)
                         batch = self._step(target_ms)
+                    if sim.journal is not None:
+                        sim.journal.clock(at_ms, self.steps, target_ms if batch is None
+                                          else None)
                 if batch is None:
                     return
                 assert sim.deliveries is not None
-                outcomes = await sim.deliveries.send(batch)
-                async with sim.world_lock:
-                    sim.deliveries.answer(batch, outcomes)
+                answered = (batch, await sim.deliveries.send(batch))
         finally:
             self.advancing_to_ms = None
+
+    def _answer(self, batch: list[Outgoing], outcomes: list[RealOutcome]) -> None:
+        sim = self.sim
+        assert sim.deliveries is not None
+        if sim.journal is not None:
+            sim.journal.deliveries(sim.world.now_ms, [(o.status, o.error) for o in outcomes])
+        sim.deliveries.answer(batch, outcomes)
 
     def _step(self, target_ms: int) -> list[Outgoing] | None:
         """Run events up to ``target_ms``: ``None`` when the clock is there; the requests
         waiting for real receivers (the rest of their instant run first); ``[]`` after a
-        slice of ``_STEPS_PER_SLICE`` events."""
+        slice of ``_STEPS_PER_SLICE`` events. ``steps`` counts the events run (the journal
+        holds the count: replay runs exactly as many)."""
         world, deliveries = self.sim.world, self.sim.deliveries
         env = world.env
         for _ in range(_STEPS_PER_SLICE):
             if deliveries is not None and deliveries.outbox:
                 while env.peek() == world.now_ms:
                     env.step()
+                    self.steps += 1
                 return deliveries.take()
             if env.peek() > target_ms:
                 if target_ms > world.now_ms:
                     world.run_until(target_ms)
                 return None
             env.step()
+            self.steps += 1
         return []

@@ -119,6 +119,9 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
                ("cursor", {"type": "string", "pattern": "^[0-9]{1,12}$"}, False),
                ("limit", {"type": "integer", "minimum": 1, "maximum": 1000}, False))),
     ("GET", "/sim/v1/digest"): _op(200, "Digest"),
+    ("POST", "/sim/v1/checkpoints"): _op(201, "Checkpoint", "CheckpointRequest", **_OPTIONAL),
+    ("GET", "/sim/v1/checkpoints"): _op(200, array(ref("Checkpoint"))),
+    ("POST", "/sim/v1/rewind"): _op(200, "Rewound", "RewindRequest"),
 }
 
 _UUID_PARAMS = ("issuerId",)

@@ -7,8 +7,8 @@ answers with the API's envelopes (``{data, meta}``, ``{errors, meta}``) and erro
 the API's precedence: route (404 ``route_not_found``, 405 ``method_not_allowed``), then the
 token (401 ``authentication_required`` / ``invalid_credential``), then the body and the
 state. The routes themselves live beside their ideas: ``controls`` (clock, reset, fixes,
-behaviours, receivers), ``participants`` (the cast and credentials) and ``views`` (deliveries,
-balances, the log).
+behaviours, receivers), ``participants`` (the cast and credentials), ``views`` (deliveries,
+balances, the log) and ``timetravel`` (checkpoints and rewind).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import hmac
 
 from clearing_sim.domain.errors import DomainError, Unauthenticated
-from clearing_sim.http import controls, participants, views
+from clearing_sim.http import controls, participants, timetravel, views
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.http.surface import OperatorContext, OperatorRoute
@@ -30,6 +30,7 @@ OPERATOR_ROUTES: tuple[OperatorRoute, ...] = (
     *controls.ROUTES,
     *participants.ROUTES,
     *views.ROUTES,
+    *timetravel.ROUTES,
 )
 _JSON = (("Content-Type", "application/json"),)
 

@@ -208,6 +208,7 @@ _LATENCY: Schema = {
                    "{lognormal: {median: D, sigma: X, max: D}}",
     "anyOf": [{"type": "integer", "minimum": 0}, STR, ANY_OBJECT]}
 _PROBABILITY: Schema = {"type": "number", "minimum": 0, "maximum": 1}
+_CHECKPOINT_NAME = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 _LATENCY_NAMES = ("request", "ack", "approval", "execution", "webhook", "refund")
 _OUTCOME_NAMES = ("rejected", "failed", "silence")
 
@@ -267,6 +268,14 @@ _OPERATOR: dict[str, Schema] = {
     "LogRecord": obj({"seq": INT, "at": TS, "atMs": INT, "kind": STR, "fields": ANY_OBJECT}),
     "Digest": obj({"digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"}, "records": INT,
                    "seed": INT}),
+    "CheckpointRequest": obj({}, {"name": {"type": "string", "pattern": _CHECKPOINT_NAME}},
+                             closed=True),
+    "Checkpoint": obj({"name": STR, "at": TS, "atMs": INT,
+                       "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                       "entry": INT}),
+    "RewindRequest": obj({"checkpoint": STR}, closed=True),
+    "Rewound": obj({"name": STR, "at": TS, "atMs": INT, "digest": STR, "entry": INT,
+                    "clock": ref("Clock")}),
 }
 
 SCHEMAS: dict[str, Schema] = {**_API, **_OPERATOR}

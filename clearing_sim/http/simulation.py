@@ -18,6 +18,7 @@ same requests give the same bytes and digest as the same calls made in-process.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
@@ -29,6 +30,9 @@ from clearing_sim.service.api import ServiceAPI
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.streams import IdFactory, Streams
 from clearing_sim.sim.world import Environment, World, WorldConfig
+
+if TYPE_CHECKING:
+    from clearing_sim.http.recorder import Recorder
 
 __all__ = ["Simulation", "StagedParticipant"]
 
@@ -56,6 +60,7 @@ class Simulation:
         self.world: World
         self.api: ServiceAPI
         self.ids: IdFactory
+        self.journal: Recorder | None = None  # with --journal: every change is recorded
         self.build(options.seed)
 
     # the world ------------------------------------------------------------------------------
@@ -81,6 +86,12 @@ class Simulation:
         self.ids = IdFactory(Streams(seed))
         if self.deliveries is not None:
             self.deliveries.watch(self.world)
+
+    def adopt(self, other: Simulation) -> None:
+        """Take another simulation's world (one rebuilt by replaying a journal's prefix;
+        built with this one's deliveries, which already watch its world)."""
+        self.world, self.api, self.staged = other.world, other.api, other.staged
+        self.seed, self.ids = other.seed, other.ids
 
     def command_id(self) -> str:
         """A ``meta.commandId`` for an answer of the operator surface (not the world's ids)."""

@@ -1,0 +1,133 @@
+"""``clearing-sim journal show|export`` and what ``serve --journal`` does at start.
+
+Public names: ``journal``, ``read_existing``, ``show_lines``, ``start_journal``.
+
+A front door (STYLE.md): read the journal, call one function, print. A journal that cannot
+be used (damaged, another version, seed, world file or operator token) exits 2 with the
+reason, never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+from starlette.applications import Starlette
+
+from clearing_sim.http.journal import JournalError, JournalFile, read_journal
+
+__all__ = ["journal", "read_existing", "show_lines", "start_journal"]
+
+
+def _fail(path: str | Path, message: str) -> click.exceptions.Exit:
+    click.echo(f"journal {path}: {message}", err=True)
+    return click.exceptions.Exit(2)
+
+
+def read_existing(path: str | None) -> JournalFile | None:
+    """The journal at ``path`` when there is one to replay (``None``: new or empty)."""
+    if path is None:
+        return None
+    file = Path(path)
+    if not file.exists() or (file.is_file() and file.stat().st_size == 0):
+        return None
+    try:
+        return read_journal(file)
+    except JournalError as error:
+        raise _fail(path, str(error)) from None
+
+
+def start_journal(app: Starlette, path: Path, world_file: str | None,
+                  existing: JournalFile | None, *, token_given: bool) -> None:
+    """Journal the app's world to ``path`` (replaying it first when it exists); exit 2
+    when it cannot be used."""
+    from clearing_sim.http.replay import open_journal
+
+    if existing is not None and not token_given:
+        raise _fail(path, "give --operator-token: the journal's key material needs the token "
+                          "it was started with")
+    world = None
+    if world_file is not None:
+        world = (Path(world_file).name, hashlib.sha256(Path(world_file).read_bytes())
+                 .hexdigest())
+    try:
+        for line in open_journal(app, path, world, existing):
+            click.echo(line)
+    except JournalError as error:
+        raise _fail(path, str(error)) from None
+    except OSError as error:
+        raise _fail(path, f"cannot be written: {error.strerror or error}") from None
+
+
+def _virtual(ms: int) -> str:
+    seconds, milli = divmod(int(ms), 1000)
+    minutes, second = divmod(seconds, 60)
+    hours, minute = divmod(minutes, 60)
+    return f"+{hours:02d}:{minute:02d}:{second:02d}.{milli:03d}"
+
+
+def _describe(entry: dict[str, Any]) -> str:
+    kind = entry.get("k")
+    if kind in ("api", "op"):
+        query = "&".join(f"{k}={v}" for k, v in entry.get("query", []))
+        target = entry["path"] + (f"?{query}" if query else "")
+        key = next((v for k, v in entry.get("headers", [])
+                    if str(k).lower() == "idempotency-key"), None)
+        extra = f" [Idempotency-Key: {key}]" if key else ""
+        return f"{entry['method']} {target}{extra} -> {entry['status']}"
+    if kind == "clock":
+        to = entry.get("to")
+        where = f", clock to {_virtual(to)}" if to is not None else \
+            ", stopped for real receivers"
+        return f"clock: {entry['steps']} engine events{where}"
+    if kind == "deliveries":
+        statuses = ", ".join(str(s) for s, _ in entry["outcomes"])
+        return f"real webhook deliveries answered: {statuses}"
+    if kind == "checkpoint":
+        return f"checkpoint {entry['name']} (digest {str(entry['digest'])[:16]}...)"
+    if kind == "rewind":
+        return f"rewind to {entry['to']}"
+    return f"? {kind}"
+
+
+def show_lines(file: JournalFile) -> Iterator[str]:
+    """The journal, one readable line per entry, after a line about its header."""
+    h = file.header
+    world = "no world file" if h.world_sha256 is None else \
+        f"world file {h.world_name} (sha256 {h.world_sha256[:16]}...)"
+    yield (f"journal {file.path}: clearing-sim {h.version}, seed {h.seed}, {h.environment}, "
+           f"{world}, {h.clock} clock"
+           + (", real webhook deliveries" if h.deliver_webhooks else "")
+           + "; key material needs the operator token (a check value is held, credentials "
+             "are sealed)")
+    yield f"{'n':>6}  {'virtual':<14}  entry"
+    for _, entry in file.entries:
+        yield f"{entry.get('n', '?'):>6}  {_virtual(entry.get('at', 0)):<14}  {_describe(entry)}"
+    if file.torn_bytes:
+        yield (f"torn last line: {file.torn_bytes} bytes (a crash mid-write; dropped when the "
+               "server restarts)")
+
+
+@click.group()
+def journal() -> None:
+    """Read a request journal written by clearing-sim serve --journal."""
+
+
+@journal.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+def show(file: str) -> None:
+    """Print a journal readably: its header, then one line per entry.
+
+    \b
+    Example:
+      clearing-sim journal show session.jsonl
+    """
+    try:
+        read = read_journal(Path(file))
+    except JournalError as error:
+        raise _fail(file, str(error)) from None
+    for line in show_lines(read):
+        click.echo(line)

@@ -1,0 +1,225 @@
+"""Restart by replay: a served world rebuilt from its journal, then journaled on.
+
+Public names: ``Tally``, ``check_header``, ``new_header``, ``open_journal``, ``rebuild``,
+``replay``.
+
+``open_journal`` is what ``clearing-sim serve --journal FILE`` does before it listens: a new
+file gets its header (fsynced); an existing one is read (a torn last line dropped, and said),
+checked against this server (version, seed, environment, world file, clock and delivery
+settings, the operator token's check value: any difference is refused), and its lineage
+replayed into the served world, which then carries on appending.
+
+``replay`` feeds entries to the same doors the live server uses: ``ServiceAPI.handle`` for
+``api`` entries (at the virtual instant each was applied, checked), the operator surface for
+``op`` entries (authenticated with this server's token), the engine itself for ``clock``
+entries (exactly as many events, then the clock's target) and the journaled outcomes of real
+webhook deliveries (no receiver is called again). Every answer's status (and an API answer's
+body hash) is compared with the journal's: a difference stops the replay (``JournalError``),
+because the world would no longer be the one the clients saw. A batch of real deliveries
+still waiting for its outcomes when the journal ends (the server died mid-POST) is answered
+504, as a gateway would answer a request whose reply never came, and that outcome is
+journaled; the webhook's retry schedule sends it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from attrs import define
+from starlette.applications import Starlette
+
+from clearing_sim import __version__
+from clearing_sim.http.clock import Clock
+from clearing_sim.http.delivery import GATEWAY_TIMEOUT, Outgoing, RealOutcome
+from clearing_sim.http.journal import Header, JournalError, JournalFile, JournalWriter
+from clearing_sim.http.operator import OperatorSurface
+from clearing_sim.http.recorder import Recorder, request_of
+from clearing_sim.http.sealing import Sealer, new_salt, token_check
+from clearing_sim.http.simulation import Simulation
+
+__all__ = ["Tally", "check_header", "new_header", "open_journal", "rebuild", "replay"]
+
+UNRECORDED = "the shim stopped before this delivery's answer was journaled"
+
+
+@define
+class Tally:
+    """What a replay did."""
+
+    requests: int = 0
+    clock_moves: int = 0
+    deliveries: int = 0
+    unanswered: list[tuple[int, str | None]] | None = None  # outcomes given at the end
+
+
+def new_header(sim: Simulation, world: tuple[str, str] | None) -> Header:
+    """The header of a new journal for this server; ``world``: (file name, sha256)."""
+    options, salt = sim.options, new_salt()
+    return Header(__version__, sim.seed, sim.world.config.environment.value,
+                  None if world is None else world[1], None if world is None else world[0],
+                  options.clock.value, options.speed, options.deliver_webhooks,
+                  options.allow_private_webhook_urls, salt,
+                  token_check(options.operator_token, salt))
+
+
+def check_header(header: Header, sim: Simulation, world: tuple[str, str] | None) -> None:
+    """Refuse a journal written for another world, version or operator token."""
+    options = sim.options
+    if header.version != __version__:
+        raise JournalError(f"written by clearing-sim {header.version}; this is {__version__} "
+                           "(a replay is exact only on the version that wrote it)")
+    if header.token_check != token_check(options.operator_token, header.salt):
+        raise JournalError("written with another operator token: its key material needs the "
+                           "token it was started with (--operator-token)")
+    theirs, ours = header.world_sha256, None if world is None else world[1]
+    if theirs != ours:
+        wanted = "no world file" if theirs is None else \
+            f"the world file {header.world_name} (sha256 {theirs[:16]}…)"
+        given = "none" if ours is None else f"a file with sha256 {ours[:16]}…"
+        raise JournalError(f"written with {wanted}; this server was given {given}")
+    mismatches = [(name, a, b) for name, a, b in (
+        ("seed", header.seed, sim.seed),
+        ("environment", header.environment, sim.world.config.environment.value),
+        ("clock", header.clock, options.clock.value),
+        ("speed", header.speed, options.speed),
+        ("--deliver-webhooks", header.deliver_webhooks, options.deliver_webhooks),
+        ("--allow-private-webhook-urls", header.allow_private_webhook_urls,
+         options.allow_private_webhook_urls)) if a != b]
+    if mismatches:
+        raise JournalError("written for another world: " + "; ".join(
+            f"{name} {a} in the journal, {b} here" for name, a, b in mismatches))
+
+
+def _diverged(entry: dict[str, Any], what: str) -> JournalError:
+    return JournalError(f"entry {entry.get('n')} ({entry.get('method', entry.get('k'))} "
+                        f"{entry.get('path', '')}): {what}; the replayed world is not the "
+                        "one the journal recorded")
+
+
+async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
+                 entries: Iterable[dict[str, Any]], sealer: Sealer) -> Tally:
+    """Apply the lineage's entries to ``sim`` (whose locks nobody else holds)."""
+    tally, world = Tally(), sim.world
+    pending: list[Outgoing] | None = None
+    token = sim.options.operator_token
+    for entry in entries:
+        world, kind = sim.world, entry["k"]
+        if kind == "api":
+            if world.now_ms != entry["at"]:
+                raise _diverged(entry, f"applied at {entry['at']} ms, replayed at "
+                                       f"{world.now_ms} ms")
+            response = sim.api.handle(request_of(entry, sealer, token))
+            sha = hashlib.sha256(response.body).hexdigest()[:16]
+            if (response.status, sha) != (entry["status"], entry["sha"]):
+                raise _diverged(entry, f"answered {entry['status']} then, {response.status} "
+                                       "(or another body) now")
+            tally.requests += 1
+        elif kind == "op":
+            response = await operator.handle(request_of(entry, sealer, token))
+            if response.status != entry["status"]:
+                raise _diverged(entry, f"answered {entry['status']} then, "
+                                       f"{response.status} now")
+            clock.rebase()
+            tally.requests += 1
+        elif kind == "clock":
+            _run_steps(sim, int(entry["steps"]), entry["to"])
+            if sim.deliveries is not None and sim.deliveries.outbox:
+                pending = sim.deliveries.take()
+            tally.clock_moves += 1
+        elif kind == "deliveries":
+            if pending is None:
+                raise _diverged(entry, "outcomes for deliveries that were never sent")
+            _feed(sim, pending, [(int(s), e) for s, e in entry["outcomes"]])
+            tally.deliveries += len(pending)
+            pending = None
+    if pending is not None:  # the server died while real receivers were being called
+        tally.unanswered = [(GATEWAY_TIMEOUT, UNRECORDED)] * len(pending)
+        _feed(sim, pending, tally.unanswered)
+    clock.rebase()
+    return tally
+
+
+def _run_steps(sim: Simulation, steps: int, to_ms: int | None) -> None:
+    world = sim.world
+    for _ in range(steps):
+        world.env.step()
+    if to_ms is not None and to_ms > world.now_ms:
+        world.run_until(to_ms)
+
+
+def _feed(sim: Simulation, batch: list[Outgoing], outcomes: list[tuple[int, str | None]]) -> None:
+    deliveries = sim.deliveries
+    assert deliveries is not None
+    echo, deliveries.echo = deliveries.echo, None  # a replayed delivery is not news
+    try:
+        deliveries.answer(batch, [RealOutcome(status, error) for status, error in outcomes])
+    finally:
+        deliveries.echo = echo
+
+
+async def rebuild(sim: Simulation, recorder: Recorder, node: Any) -> Simulation:
+    """A fresh simulation like ``sim`` with the lineage at ``node`` replayed into it."""
+    fresh = Simulation(sim.options, sim.scenario, sim.deliveries)
+    if fresh.seed != recorder.header.seed:
+        fresh.build(recorder.header.seed)
+    clock = Clock(fresh, sim.options.clock, sim.options.speed)
+    operator = OperatorSurface(fresh, clock, sim.options.operator_token)
+    try:
+        await replay(fresh, clock, operator, recorder.lineage(node), recorder.sealer)
+    except BaseException:
+        if sim.deliveries is not None:
+            sim.deliveries.watch(sim.world)
+        raise
+    return fresh
+
+
+def open_journal(app: Starlette, path: Path, world: tuple[str, str] | None,
+                 existing: JournalFile | None) -> list[str]:
+    """Start journaling the app's simulation to ``path``, replaying ``existing`` first;
+    the lines to print. ``JournalError`` when the journal cannot be used."""
+    import asyncio
+
+    sim: Simulation = app.state.sim
+    if existing is None:
+        header = new_header(sim, world)
+        writer = JournalWriter(path, truncate_at=0)
+        writer.append(header.wire())
+        writer.sync()
+        sim.journal = Recorder(writer, header, Sealer(sim.options.operator_token, header.salt))
+        return [f"journal {path}: new; every change is appended and fsynced before its answer"]
+    header = existing.header
+    check_header(header, sim, world)
+    lines = []
+    if existing.torn_bytes:
+        lines.append(f"journal {path}: dropped a torn last line ({existing.torn_bytes} bytes, "
+                     "a crash mid-write; its request was never answered)")
+    writer = JournalWriter(path, truncate_at=existing.end_offset)
+    recorder = Recorder(writer, header, Sealer(sim.options.operator_token, header.salt))
+    for offset, entry in existing.entries:
+        recorder.adopt(offset, entry)
+    tally = asyncio.run(replay(sim, app.state.clock, app.state.operator,
+                               (entry for _, entry in _lineage(existing, recorder)),
+                               recorder.sealer))
+    if tally.unanswered:
+        recorder.deliveries(sim.world.now_ms, tally.unanswered)
+        lines.append(f"journal {path}: {len(tally.unanswered)} real deliveries had no "
+                     "journaled answer (the server died mid-POST): answered 504, to be retried")
+    writer.sync()
+    sim.journal = recorder
+    lines.append(f"journal {path}: replayed {len(existing.entries)} entries ({tally.requests} "
+                 f"requests, {tally.clock_moves} clock moves, {tally.deliveries} real "
+                 f"deliveries) to virtual {sim.world.iso()}, digest {sim.world.log.digest()}")
+    return lines
+
+
+def _lineage(existing: JournalFile, recorder: Recorder) -> list[tuple[int, dict[str, Any]]]:
+    """The entries of the recorder's current lineage, from those already in memory."""
+    wanted = set()
+    node = recorder.head
+    while node is not None:
+        wanted.add(node.offset)
+        node = node.parent
+    return [(offset, entry) for offset, entry in existing.entries if offset in wanted]

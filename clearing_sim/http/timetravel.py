@@ -1,0 +1,101 @@
+"""Checkpoints and rewind: name a point of the journal, and go back to it.
+
+Public names: ``ROUTES``.
+
+- ``POST /sim/v1/checkpoints`` with an optional ``name`` (default ``cp-<n>``, n counting
+  from 1): names the current point; 201 ``{name, at, atMs, digest, entry}``. A name already
+  taken is 409 ``checkpoint_exists``.
+- ``GET /sim/v1/checkpoints``: every checkpoint, oldest first.
+- ``POST /sim/v1/rewind`` with ``checkpoint``: the world as it was there, rebuilt by
+  replaying the journal's prefix that led to it (the lineage); then the server carries on
+  from it. 404 ``checkpoint_not_found``. The rewind is journaled, so a restart rebuilds the
+  rewound world; checkpoints made after it stay, and can be rewound to later (time travel
+  both ways along what was recorded).
+
+Both need ``--journal`` (409 ``journal_required`` without it): the journal is the history a
+rewind replays. A rewind waits for any advance to finish, like a reset; in realtime mode the
+clock then follows the wall clock from the checkpoint's instant.
+"""
+
+from __future__ import annotations
+
+import re
+
+from clearing_sim.domain.errors import NotAllowed, NotFound
+from clearing_sim.http.recorder import Recorder
+from clearing_sim.http.surface import OperatorContext, OperatorRoute, no_query
+from clearing_sim.service.context import Reply
+
+__all__ = ["ROUTES"]
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def _journal(ctx: OperatorContext) -> Recorder:
+    journal = ctx.sim.journal
+    if journal is None:
+        raise NotAllowed.one(None, "journal_required",
+                             "checkpoints and rewind replay the request journal: start the "
+                             "shim with clearing-sim serve --journal FILE")
+    return journal
+
+
+async def create_checkpoint(ctx: OperatorContext) -> Reply:
+    f = ctx.fields(empty_ok=True)
+    name = f.text("name", required=False, length_max=64)
+    if name is not None and not _NAME.fullmatch(name):
+        f.problem("name", "invalid_value", "name must be 1 to 64 letters, digits, '.', '_' "
+                                           "or '-', starting with a letter or digit")
+    f.done()
+    journal = _journal(ctx)
+    if name is None:
+        name = f"cp-{len(journal.checkpoints) + 1}"
+    if name in journal.checkpoints:
+        raise NotAllowed.one("name", "checkpoint_exists", f"a checkpoint {name} exists")
+    world = ctx.world
+    checkpoint = journal.checkpoint(name, world.now_ms, world.log.digest())
+    return Reply(201, checkpoint.wire(world.iso(checkpoint.at_ms)))
+
+
+async def list_checkpoints(ctx: OperatorContext) -> Reply:
+    no_query(ctx)
+    journal = _journal(ctx)
+    world = ctx.world
+    return Reply(200, [c.wire(world.iso(c.at_ms)) for c in journal.checkpoints.values()])
+
+
+async def rewind(ctx: OperatorContext) -> Reply:
+    f = ctx.fields()
+    name = f.text("checkpoint", length_max=64)
+    f.done()
+    assert name is not None
+    journal = _journal(ctx)
+    checkpoint = journal.checkpoints.get(name)
+    if checkpoint is None:
+        raise NotFound.one("checkpoint", "checkpoint_not_found", f"no checkpoint {name[:64]}")
+    from clearing_sim.http.replay import rebuild  # replay builds operator surfaces: a cycle
+
+    sim = ctx.sim
+    async with sim.clock_lock, sim.world_lock:
+        fresh = await rebuild(sim, journal, checkpoint.node)
+        sim.adopt(fresh)
+        journal.rewind(checkpoint)
+        ctx.clock.rebase()
+        world = sim.world
+        digest = world.log.digest()
+        assert digest == checkpoint.digest, (
+            f"rewind to {name} rebuilt digest {digest}, the checkpoint recorded "
+            f"{checkpoint.digest}")
+        return Reply(200, {**checkpoint.wire(world.iso(checkpoint.at_ms)),
+                           "clock": ctx.clock.wire()})
+
+
+ROUTES: tuple[OperatorRoute, ...] = (
+    OperatorRoute("POST", "/sim/v1/checkpoints", create_checkpoint,
+                  "name the current point of the journal"),
+    OperatorRoute("GET", "/sim/v1/checkpoints", list_checkpoints,
+                  "every checkpoint, oldest first"),
+    OperatorRoute("POST", "/sim/v1/rewind", rewind,
+                  "the world as it was at a checkpoint, rebuilt from the journal",
+                  exclusive=False),
+)

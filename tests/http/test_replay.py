@@ -1,0 +1,181 @@
+"""Restart by replay: a journaled world rebuilt from its journal (in process, over ASGI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clearing_sim.http import ServeOptions, create_app
+from clearing_sim.http.options import ClockMode
+from clearing_sim.http.journal import JournalError, read_journal
+from clearing_sim.http.replay import open_journal
+from tests.http.conftest import OP, TOKEN, Client, add, issuer_body, member_body, redeem_body
+
+
+def journaled(path: Path, *, token: str = TOKEN, **options: Any) -> tuple[Client, list[str]]:
+    """A shim journaling to ``path`` (replaying it first when it exists)."""
+    options.setdefault("seed", 3)
+    app = create_app(ServeOptions(operator_token=token, **options))
+    existing = read_journal(path) if path.exists() else None
+    lines = open_journal(app, path, None, existing)
+    return Client(app), lines
+
+
+def session(client: Client) -> list[str]:
+    """A short session: a cast, two redemptions, a subscription, advances, a fix."""
+    issuer, member = add(client, issuer_body()), add(client, member_body())
+    assert issuer.asset is not None
+    client.post("/api/v1/webhooks", headers=member.auth,
+                json={"url": "https://hooks.northbank.example/h", "events": ["*"]})
+    ids = []
+    for n in range(2):
+        answer = client.post("/api/v1/transactions", headers={**member.auth,
+                                                              "Idempotency-Key": f"k-{n}"},
+                             json=redeem_body(issuer.asset, reference=f"INV-{n}"))
+        assert answer.status_code == 201, answer.text
+        ids.append(answer.json()["data"]["id"])
+        client.advance(30)
+    client.get(f"/api/v1/transactions/{ids[0]}", headers=member.auth)
+    client.advance(3600)
+    return ids
+
+
+def digest(client: Client) -> str:
+    return str(client.sim.world.log.digest())
+
+
+def test_a_restart_replays_the_journal_to_the_same_digest(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    first, lines = journaled(path)
+    assert "new" in lines[0]
+    session(first)
+    before, now_ms = digest(first), first.sim.world.now_ms
+    first.close()
+    second, lines = journaled(path)
+    assert "replayed" in lines[-1] and before in lines[-1]
+    assert digest(second) == before and second.sim.world.now_ms == now_ms
+    # ... and carries on appending: a third start sees the second's requests too.
+    second.advance(60)
+    after = digest(second)
+    second.close()
+    third, _ = journaled(path)
+    assert digest(third) == after
+    third.close()
+
+
+def test_the_journal_never_holds_a_secret_in_clear(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path)
+    add(client, issuer_body())
+    member = add(client, member_body())
+    client.get("/api/v1/transactions", headers=member.auth)
+    client.close()
+    text = path.read_text()
+    assert TOKEN not in text and member.key not in text
+    header = json.loads(text.splitlines()[0])
+    assert header["seed"] == 3 and header["keyMaterial"]["tokenCheck"]
+
+
+def test_a_wrong_token_another_seed_or_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path)
+    client.advance(1)
+    client.close()
+    with pytest.raises(JournalError, match="another operator token"):
+        journaled(path, token="another-token-1")
+    with pytest.raises(JournalError, match="seed 3 in the journal, 4 here"):
+        journaled(path, seed=4)
+    with pytest.raises(JournalError, match="clock manual in the journal"):
+        journaled(path, clock=ClockMode.REALTIME)
+
+
+def test_a_torn_last_line_is_dropped_and_said(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path)
+    add(client, issuer_body())
+    member = add(client, member_body())
+    client.advance(5)
+    before = digest(client)
+    client.close()
+    with path.open("ab") as file:  # a crash mid-write: half a request line, no newline
+        file.write(b'{"n":99,"k":"api","at":5000,"method":"POST","path":"/api/v1/tr')
+    second, lines = journaled(path)
+    assert any("torn last line" in line for line in lines)
+    assert digest(second) == before
+    second.get("/api/v1/transactions", headers=member.auth)
+    second.close()
+    assert read_journal(path).torn_bytes == 0  # the torn tail was cut before appending
+
+
+def test_a_damaged_line_before_the_end_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path)
+    client.advance(5)
+    client.advance(5)
+    client.close()
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"steps"', b'"stePs"')
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(JournalError, match=":2: a damaged line"):
+        read_journal(path)
+
+
+def test_reads_of_the_operator_and_refusals_at_the_door_are_not_journaled(
+        tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path)
+    client.get("/sim/v1/clock", headers=OP)
+    client.post("/sim/v1/participants", json=member_body())  # no token: 401
+    client.get("/nowhere")
+    client.close()
+    assert read_journal(path).entries == ()
+
+
+def test_checkpoint_then_rewind_rebuilds_the_world_and_the_same_requests_give_the_same_digest(
+        tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path)
+    issuer, member = add(client, issuer_body()), add(client, member_body())
+    assert issuer.asset is not None
+    marked = client.op("POST", "/sim/v1/checkpoints", {"name": "start"})
+    assert marked.status_code == 201, marked.text
+    at_checkpoint = digest(client)
+    assert marked.json()["data"]["digest"] == at_checkpoint
+
+    def more() -> str:
+        answer = client.post("/api/v1/transactions", headers=member.auth,
+                             json=redeem_body(issuer.asset or {}, reference="INV-R"))
+        client.advance(600)
+        return str(answer.json()["data"]["id"])
+
+    first_id, first_digest = more(), digest(client)
+    back = client.op("POST", "/sim/v1/rewind", {"checkpoint": "start"})
+    assert back.status_code == 200, back.text
+    assert digest(client) == at_checkpoint and client.sim.world.now_ms == 0
+    assert client.sim.world.transactions.get(first_id) is None  # (a GET would be a request)
+    second_id = more()
+    assert (second_id, digest(client)) == (first_id, first_digest)
+    client.close()
+    restarted, _ = journaled(path)  # the rewind is journaled: a restart rebuilds this world
+    assert digest(restarted) == first_digest
+    restarted.close()
+
+
+def test_checkpoint_errors(tmp_path: Path) -> None:
+    bare = Client(create_app(ServeOptions(operator_token=TOKEN, seed=3)))
+    answer = bare.op("POST", "/sim/v1/checkpoints", {})
+    assert (answer.status_code, answer.json()["errors"][0]["code"]) == (409, "journal_required")
+    bare.close()
+    client, _ = journaled(tmp_path / "j.jsonl")
+    assert client.op("POST", "/sim/v1/checkpoints", {}).json()["data"]["name"] == "cp-1"
+    again = client.op("POST", "/sim/v1/checkpoints", {"name": "cp-1"})
+    assert (again.status_code, again.json()["errors"][0]["code"]) == (409, "checkpoint_exists")
+    missing = client.op("POST", "/sim/v1/rewind", {"checkpoint": "nope"})
+    assert (missing.status_code, missing.json()["errors"][0]["code"]) == \
+        (404, "checkpoint_not_found")
+    listed = client.op("GET", "/sim/v1/checkpoints")
+    assert [c["name"] for c in listed.json()["data"]] == ["cp-1"]
+    client.close()
