@@ -166,9 +166,8 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
         app = create_app(options, scenario=world, echo=_echo_delivery)
     except StepFailed as error:
         raise click.UsageError(f"{world_file}: {error}") from None
-    if journal_file is not None:
-        start_journal(app, Path(journal_file), world_file, existing,
-                      token_given=operator_token is not None)
+    journaled = [] if journal_file is None else start_journal(
+        app, Path(journal_file), world_file, existing, token_given=operator_token is not None)
     sock = _bind(host, port)
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
@@ -178,6 +177,8 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
                f"seed {sim.seed}, {clock} clock at {sim.world.iso()})")
     click.echo(f"operator token: {token}   (Authorization: Bearer {token} on /sim/v1)")
     click.echo(f"OpenAPI: {base}/openapi.json")
+    for line in journaled:
+        click.echo(line)
     for staged in sim.staged:
         click.echo(f"participant {staged.key}: {staged.participant.id} "
                    f"({staged.participant.kind.value}) API key {staged.api_key}")

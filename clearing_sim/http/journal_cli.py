@@ -41,9 +41,9 @@ def read_existing(path: str | None) -> JournalFile | None:
 
 
 def start_journal(app: Starlette, path: Path, world_file: str | None,
-                  existing: JournalFile | None, *, token_given: bool) -> None:
-    """Journal the app's world to ``path`` (replaying it first when it exists); exit 2
-    when it cannot be used."""
+                  existing: JournalFile | None, *, token_given: bool) -> list[str]:
+    """Journal the app's world to ``path`` (replaying it first when it exists); the lines
+    to print; exit 2 when it cannot be used."""
     from clearing_sim.http.replay import open_journal
 
     if existing is not None and not token_given:
@@ -54,8 +54,7 @@ def start_journal(app: Starlette, path: Path, world_file: str | None,
         world = (Path(world_file).name, hashlib.sha256(Path(world_file).read_bytes())
                  .hexdigest())
     try:
-        for line in open_journal(app, path, world, existing):
-            click.echo(line)
+        return open_journal(app, path, world, existing)
     except JournalError as error:
         raise _fail(path, str(error)) from None
     except OSError as error:

@@ -29,7 +29,8 @@ def session(client: Client) -> list[str]:
     issuer, member = add(client, issuer_body()), add(client, member_body())
     assert issuer.asset is not None
     client.post("/api/v1/webhooks", headers=member.auth,
-                json={"url": "https://hooks.northbank.example/h", "events": ["*"]})
+                json={"url": "https://hooks.northbank.example/h",
+                      "events": ["transaction.received", "transaction.settled"]})
     ids = []
     for n in range(2):
         answer = client.post("/api/v1/transactions", headers={**member.auth,
