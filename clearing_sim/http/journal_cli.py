@@ -130,3 +130,46 @@ def show(file: str) -> None:
         raise _fail(file, str(error)) from None
     for line in show_lines(read):
         click.echo(line)
+
+
+@journal.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--operator-token", required=True, metavar="TOKEN",
+              help="The token the journal was written with (its key material needs it).")
+@click.option("--world", "world_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE.yaml", help="The world file the journal was written with.")
+def verify(file: str, operator_token: str, world_file: str | None) -> None:
+    """Replay a journal into a fresh world, checking every answer; print the digest.
+
+    Changes nothing: the journal is read, not appended to.
+
+    \b
+    Example:
+      clearing-sim journal verify session.jsonl --operator-token devtoken1
+    """
+    from clearing_sim.http.replay import replay_copy
+
+    try:
+        read = read_journal(Path(file))
+        sim = replay_copy(read, operator_token, _world(world_file))
+    except JournalError as error:
+        raise _fail(file, str(error)) from None
+    click.echo(f"replayed {len(read.entries)} entries to virtual {sim.world.iso()}: digest "
+               f"{sim.world.log.digest()} ({len(sim.world.log)} records)")
+
+
+def _world(world_file: str | None) -> tuple[str, str, Any] | None:
+    """(name, sha256, parsed world) of a world file; exit 2 when it cannot be used."""
+    if world_file is None:
+        return None
+    from clearing_sim.http.cli import load_world
+    from clearing_sim.scenario.errors import ScenarioError
+
+    try:
+        parsed = load_world(world_file)
+    except ScenarioError as error:
+        for line in error.lines():
+            click.echo(line, err=True)
+        raise click.exceptions.Exit(2) from None
+    path = Path(world_file)
+    return path.name, hashlib.sha256(path.read_bytes()).hexdigest(), parsed

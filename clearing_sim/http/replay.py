@@ -40,7 +40,8 @@ from clearing_sim.http.recorder import Recorder, request_of
 from clearing_sim.http.sealing import Sealer, new_salt, token_check
 from clearing_sim.http.simulation import Simulation
 
-__all__ = ["Tally", "check_header", "new_header", "open_journal", "rebuild", "replay"]
+__all__ = ["Tally", "check_header", "new_header", "open_journal", "rebuild", "replay",
+           "replay_copy"]
 
 UNRECORDED = "the shim stopped before this delivery's answer was journaled"
 
@@ -213,6 +214,42 @@ def open_journal(app: Starlette, path: Path, world: tuple[str, str] | None,
                  f"requests, {tally.clock_moves} clock moves, {tally.deliveries} real "
                  f"deliveries) to virtual {sim.world.iso()}, digest {sim.world.log.digest()}")
     return lines
+
+
+def replay_copy(journal: JournalFile, token: str,
+                world: tuple[str, str, Any] | None = None) -> Simulation:
+    """A fresh world with the journal's lineage replayed into it, the journal untouched
+    (``clearing-sim journal verify`` and ``export``); ``world``: (name, sha256, scenario)."""
+    import asyncio
+
+    from clearing_sim.http.app import create_app
+    from clearing_sim.http.options import ClockMode, ServeOptions
+    from clearing_sim.sim.world import Environment
+
+    h = journal.header
+    options = ServeOptions(operator_token=token, seed=h.seed,
+                           environment=Environment(h.environment), clock=ClockMode(h.clock),
+                           speed=h.speed, deliver_webhooks=h.deliver_webhooks,
+                           allow_private_webhook_urls=h.allow_private_webhook_urls)
+    app = create_app(options, scenario=None if world is None else world[2])
+    sim: Simulation = app.state.sim
+    check_header(h, sim, None if world is None else (world[0], world[1]))
+    sealer = Sealer(token, h.salt)
+    lineage = _Reader()
+    for offset, entry in journal.entries:
+        lineage.adopt(offset, entry)
+    asyncio.run(replay(sim, app.state.clock, app.state.operator,
+                       (entry for _, entry in _lineage(journal, lineage)), sealer))
+    return sim
+
+
+class _Reader(Recorder):
+    """A recorder that only follows a journal's lineage (it never writes)."""
+
+    def __init__(self) -> None:  # no writer, no key: ``adopt`` needs neither
+        self.n = 0
+        self.head = None
+        self.checkpoints = {}
 
 
 def _lineage(existing: JournalFile, recorder: Recorder) -> list[tuple[int, dict[str, Any]]]:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from clearing_sim.http import ServeOptions, create_app
-from clearing_sim.http.options import ClockMode
 from clearing_sim.http.journal import JournalError, read_journal
+from clearing_sim.http.options import ClockMode
 from clearing_sim.http.replay import open_journal
 from tests.http.conftest import OP, TOKEN, Client, add, issuer_body, member_body, redeem_body
 
