@@ -1,0 +1,130 @@
+"""The journal's cost: initiate req/s with ``serve --journal`` against without it, one run.
+
+Run:  python benchmarks/bench_journal.py [--duration S] [--connections C] [--rounds R]
+
+Not a timed test: it reports. Two ``clearing-sim serve`` processes (this checkout's code,
+manual clock, the same seed and cast) run side by side, one journaling to a file on the
+working directory's disk (every answer waits for its entry's fsync; concurrent answers share
+one, group commit), one without. A load generator (httpx, asyncio, ``--connections``
+requests in flight, in this process) posts new redeems (``POST /api/v1/transactions``) to
+one, then the other, alternating for ``--rounds`` rounds of ``--duration`` seconds so that
+both see the same machine; it prints each round, the medians and their ratio, and checks
+every answer was 201.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+TOKEN = "bench-operator-token"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _start(*extra: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "clearing_sim", "serve", "--port", "0", "--seed", "1",
+         "--operator-token", TOKEN, *extra], stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    match = re.search(r"serving on (http://\S+)", line)
+    if match is None:
+        process.kill()
+        raise SystemExit(f"server did not start: {line!r}")
+    return process, match.group(1)
+
+
+def _cast(base: str) -> tuple[dict[str, str], dict[str, Any]]:
+    op = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=base, timeout=30) as http:
+        issuer = http.post("/sim/v1/participants", headers=op, json={
+            "kind": "stablecoin_issuer", "name": "Ether Pound",
+            "rtgsBalanceGbp": "1000000000.00", "assets": [{"code": "GBPE", "ledger": "evm"}]})
+        asset = issuer.json()["data"]["assets"][0]
+        member = http.post("/sim/v1/participants", headers=op, json={
+            "kind": "clearing_member", "name": "Northbank",
+            "wallets": {"GBPE": "1000000000.00"}}).json()["data"]
+    body = {"useCase": "redeem", "paymentReference": "BENCH",
+            "source": {"amount": "10.00", "asset": asset},
+            "target": {"amount": "10.00", "asset": {"code": "GBP"}}}
+    return {"Authorization": f"Bearer {member['apiKey']}"}, body
+
+
+async def _load(base: str, auth: dict[str, str], body: dict[str, Any], connections: int,
+                duration_s: float) -> tuple[float, int]:
+    """(requests per second answered 201, answers that were not 201)."""
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    done, bad = 0, 0
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as http:
+        end = time.perf_counter() + duration_s
+
+        async def worker() -> None:
+            nonlocal done, bad
+            while time.perf_counter() < end:
+                answer = await http.post("/api/v1/transactions", headers=auth, json=body)
+                if answer.status_code == 201:
+                    done += 1
+                else:
+                    bad += 1
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(connections)))
+        took = time.perf_counter() - start
+    return done / took, bad
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=5, help="seconds per measurement")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-journal-", dir=Path.cwd()))
+    journal = folder / "bench.jsonl"
+    plain, plain_base = _start()
+    journaled, journaled_base = _start("--journal", str(journal))
+    rates: dict[str, list[float]] = {"without": [], "with": []}
+    bad = 0
+    try:
+        servers = {"without": (plain_base, *_cast(plain_base)),
+                   "with": (journaled_base, *_cast(journaled_base))}
+        for round_ in range(args.rounds):
+            for name in ("without", "with"):
+                base, auth, body = servers[name]
+                rps, wrong = asyncio.run(_load(base, auth, body, args.connections,
+                                               args.duration))
+                rates[name].append(rps)
+                bad += wrong
+                print(f"round {round_ + 1}: {name:<7} --journal {rps:>8,.0f} req/s", flush=True)
+    finally:
+        for process in (plain, journaled):
+            process.terminate()
+            process.wait(timeout=30)
+    size = journal.stat().st_size
+    without, with_ = statistics.median(rates["without"]), statistics.median(rates["with"])
+    print(f"POST /api/v1/transactions, {args.connections} in flight, {args.rounds} x "
+          f"{args.duration:g} s each, {os.cpu_count()} cores, one uvicorn process each")
+    print(f"without --journal  {without:>8,.0f} req/s (median)")
+    print(f"with --journal     {with_:>8,.0f} req/s (median)   {with_ / without:.2f}x   "
+          f"journal {size / 1e6:.1f} MB")
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+    if bad:
+        raise SystemExit(f"{bad} answers were not 201")
+
+
+if __name__ == "__main__":
+    main()
