@@ -173,3 +173,44 @@ def _world(world_file: str | None) -> tuple[str, str, Any] | None:
         raise click.exceptions.Exit(2) from None
     path = Path(world_file)
     return path.name, hashlib.sha256(path.read_bytes()).hexdigest(), parsed
+
+
+@journal.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--scenario", "out", type=click.Path(dir_okay=False), required=True,
+              metavar="OUT.yaml", help="Where to write the scenario file.")
+@click.option("--operator-token", required=True, metavar="TOKEN",
+              help="The token the journal was written with (its credentials are sealed).")
+@click.option("--world", "world_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE.yaml", help="The world file the session was served with.")
+@click.option("--name", default=None, help="The scenario's name.  [default: OUT's stem]")
+def export(file: str, out: str, operator_token: str, world_file: str | None,
+           name: str | None) -> None:
+    """Write a scenario file that replays the journal's session and checks what it saw.
+
+    Each request becomes a call expecting the status it got, each clock move an advance;
+    the file ends with the session's digest, transaction states and balances. Run it with
+    clearing-sim run; commit it under scenarios/ as a regression test.
+
+    \b
+    Example:
+      clearing-sim journal export session.jsonl --world world.yaml \\
+          --operator-token devtoken1 --scenario scenarios/found-by-hand.yaml
+    """
+    import yaml
+
+    from clearing_sim.http.export import ExportError, export_scenario
+
+    world = _world(world_file)
+    try:
+        read = read_journal(Path(file))
+        cast = None
+        if world is not None:
+            assert world_file is not None
+            cast = (*world, yaml.safe_load(Path(world_file).read_text(encoding="utf-8")))
+        text = export_scenario(read, operator_token, cast, name or Path(out).stem)
+    except (JournalError, ExportError) as error:
+        raise _fail(file, str(error)) from None
+    Path(out).write_text(text, encoding="utf-8")
+    click.echo(f"wrote {out}: {text.count(chr(10) + '  - ')} steps; run it with "
+               f"clearing-sim run {out}")

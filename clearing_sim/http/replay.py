@@ -24,7 +24,7 @@ journaled; the webhook's retry schedule sends it again.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +39,13 @@ from clearing_sim.http.operator import OperatorSurface
 from clearing_sim.http.recorder import Recorder, request_of
 from clearing_sim.http.sealing import Sealer, new_salt, token_check
 from clearing_sim.http.simulation import Simulation
+from clearing_sim.service.messages import Request, Response
 
 __all__ = ["Tally", "check_header", "new_header", "open_journal", "rebuild", "replay",
            "replay_copy"]
 
+#: Told of each replayed request entry (with its request and answer) and clock entry (None).
+Observer = Callable[[dict[str, Any], Request | None, Response | None], None]
 UNRECORDED = "the shim stopped before this delivery's answer was journaled"
 
 
@@ -101,8 +104,10 @@ def _diverged(entry: dict[str, Any], what: str) -> JournalError:
 
 
 async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
-                 entries: Iterable[dict[str, Any]], sealer: Sealer) -> Tally:
-    """Apply the lineage's entries to ``sim`` (whose locks nobody else holds)."""
+                 entries: Iterable[dict[str, Any]], sealer: Sealer,
+                 observe: Observer | None = None) -> Tally:
+    """Apply the lineage's entries to ``sim`` (whose locks nobody else holds); ``observe``
+    sees each request entry with its request and answer, and each clock entry."""
     tally, world = Tally(), sim.world
     pending: list[Outgoing] | None = None
     token = sim.options.operator_token
@@ -112,20 +117,23 @@ async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
             if world.now_ms != entry["at"]:
                 raise _diverged(entry, f"applied at {entry['at']} ms, replayed at "
                                        f"{world.now_ms} ms")
-            response = sim.api.handle(request_of(entry, sealer, token))
+            request = request_of(entry, sealer, token)
+            response = sim.api.handle(request)
             sha = hashlib.sha256(response.body).hexdigest()[:16]
             if (response.status, sha) != (entry["status"], entry["sha"]):
                 raise _diverged(entry, f"answered {entry['status']} then, {response.status} "
                                        "(or another body) now")
             tally.requests += 1
         elif kind == "op":
-            response = await operator.handle(request_of(entry, sealer, token))
+            request = request_of(entry, sealer, token)
+            response = await operator.handle(request)
             if response.status != entry["status"]:
                 raise _diverged(entry, f"answered {entry['status']} then, "
                                        f"{response.status} now")
             clock.rebase()
             tally.requests += 1
         elif kind == "clock":
+            request, response = None, None
             _run_steps(sim, int(entry["steps"]), entry["to"])
             if sim.deliveries is not None and sim.deliveries.outbox:
                 pending = sim.deliveries.take()
@@ -136,6 +144,11 @@ async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
             _feed(sim, pending, [(int(s), e) for s, e in entry["outcomes"]])
             tally.deliveries += len(pending)
             pending = None
+            continue
+        else:
+            continue
+        if observe is not None:
+            observe(entry, request, response)
     if pending is not None:  # the server died while real receivers were being called
         tally.unanswered = [(GATEWAY_TIMEOUT, UNRECORDED)] * len(pending)
         _feed(sim, pending, tally.unanswered)
@@ -216,8 +229,9 @@ def open_journal(app: Starlette, path: Path, world: tuple[str, str] | None,
     return lines
 
 
-def replay_copy(journal: JournalFile, token: str,
-                world: tuple[str, str, Any] | None = None) -> Simulation:
+def replay_copy(journal: JournalFile, token: str, world: tuple[str, str, Any] | None = None,
+                observe: Observer | None = None,
+                before: Callable[[Simulation], None] | None = None) -> Simulation:
     """A fresh world with the journal's lineage replayed into it, the journal untouched
     (``clearing-sim journal verify`` and ``export``); ``world``: (name, sha256, scenario)."""
     import asyncio
@@ -235,11 +249,13 @@ def replay_copy(journal: JournalFile, token: str,
     sim: Simulation = app.state.sim
     check_header(h, sim, None if world is None else (world[0], world[1]))
     sealer = Sealer(token, h.salt)
+    if before is not None:
+        before(sim)
     lineage = _Reader()
     for offset, entry in journal.entries:
         lineage.adopt(offset, entry)
     asyncio.run(replay(sim, app.state.clock, app.state.operator,
-                       (entry for _, entry in _lineage(journal, lineage)), sealer))
+                       (entry for _, entry in _lineage(journal, lineage)), sealer, observe))
     return sim
 
 

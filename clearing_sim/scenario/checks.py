@@ -20,6 +20,7 @@ from clearing_sim.scenario.expectations import (
     Balance,
     Conservation,
     Deliveries,
+    Digest,
     Events,
     Expectation,
     LogCount,
@@ -204,6 +205,9 @@ def check(stage: Stage, expectation: Expectation, response: Response | None) -> 
         return _balance(stage, expectation)
     if isinstance(expectation, Conservation):
         return _conservation(stage)
+    if isinstance(expectation, Digest):
+        digest = stage.world.log.digest()
+        return Verdict(digest == expectation.digest, expectation.digest, digest)
     if isinstance(expectation, Timing):
         return _timing(stage, expectation)
     if isinstance(expectation, Events):

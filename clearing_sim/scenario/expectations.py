@@ -1,9 +1,9 @@
 """What a scenario expects, as typed values: matchers, facts, points in time and expectations.
 
-Public names: ``Balance``, ``Conservation``, ``Deliveries``, ``Events``, ``Expectation``,
-``Fact``, ``LogCount``, ``Matcher``, ``RECEIVER_COUNTS``, ``ReceiverView``, ``ResourceState``,
-``ResponseError``, ``ResponseField``, ``ResponseHeader``, ``ResponseStatus``, ``Site``,
-``TimePoint``, ``Timing``, ``TransactionState``.
+Public names: ``Balance``, ``Conservation``, ``Deliveries``, ``Digest``, ``Events``,
+``Expectation``, ``Fact``, ``LogCount``, ``Matcher``, ``RECEIVER_COUNTS``, ``ReceiverView``,
+``ResourceState``, ``ResponseError``, ``ResponseField``, ``ResponseHeader``, ``ResponseStatus``,
+``Site``, ``TimePoint``, ``Timing``, ``TransactionState``.
 
 Strings may hold ``${…}`` references (``clearing_sim.scenario.templates``); they stay
 unresolved here and are substituted by the runner when the step runs. Every expectation
@@ -17,10 +17,10 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["RECEIVER_COUNTS", "Balance", "Conservation", "Deliveries", "Events", "Expectation",
-           "Fact", "LogCount", "Matcher", "ReceiverView", "ResourceState", "ResponseError",
-           "ResponseField", "ResponseHeader", "ResponseStatus", "Site", "TimePoint", "Timing",
-           "TransactionState"]
+__all__ = ["RECEIVER_COUNTS", "Balance", "Conservation", "Deliveries", "Digest", "Events",
+           "Expectation", "Fact", "LogCount", "Matcher", "ReceiverView", "ResourceState",
+           "ResponseError", "ResponseField", "ResponseHeader", "ResponseStatus", "Site",
+           "TimePoint", "Timing", "TransactionState"]
 
 Pairs = tuple[tuple[str, Any], ...]
 
@@ -144,6 +144,14 @@ class Balance:
 
 
 @frozen
+class Digest:
+    """The event log's digest, now: the run so far is the very run that was recorded."""
+
+    site: Site
+    digest: str
+
+
+@frozen
 class Conservation:
     """Every asset's supply = Σ balances + Σ locked; the RTGS total is what it was at start."""
 
@@ -217,5 +225,6 @@ class ReceiverView:
 
 
 Expectation = (ResponseStatus | ResponseHeader | ResponseField | ResponseError
-               | TransactionState | ResourceState | Balance | Conservation | Timing | Events
+               | TransactionState | ResourceState | Balance | Conservation | Digest | Timing
+               | Events
                | LogCount | Deliveries | ReceiverView)

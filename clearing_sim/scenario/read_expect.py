@@ -21,6 +21,7 @@ from clearing_sim.scenario.expectations import (
     Balance,
     Conservation,
     Deliveries,
+    Digest,
     Events,
     Expectation,
     Fact,
@@ -133,6 +134,8 @@ def _one(r: Reader, scope: Scope, key: str, raw: Any, path: FieldPath) -> list[E
         return list(_balances(r, scope, raw, path))
     if key == "conservation":
         return [Conservation(site)]
+    if key == "digest":
+        return [Digest(site, raw)]
     if key == "timing":
         return [_timing(r, scope, item, (*path, i)) for i, item in enumerate(raw)]
     if key in _LISTABLE:

@@ -1,0 +1,173 @@
+"""From a session to a test: a journal turned into a scenario file (record and playback).
+
+Public names: ``ExportError``, ``export_scenario``.
+
+The journal is replayed into a fresh world (``replay_copy``) and each entry of its lineage
+becomes a step, with an expectation on what the session saw:
+
+- an ``/api/v1`` request is a ``call`` with the exact body bytes (``raw``) and the request's
+  own headers (not the client's ``Host``/``User-Agent``/``Accept``…), ``as`` the world file's
+  participant whose API key it carried (``credential: admin`` for a portal session the
+  operator issued), and ``expect: {status}``;
+- a clock move is ``advance: {to: <ms>ms}`` (to the virtual instant the session reached);
+- the operator's fix of a parked transaction is ``operator: {resolve: <id>}``;
+- at the end: the log's ``digest`` (checked before anything reads the world again), every
+  transaction's state (``lifecycleStatus``, ``parked``, ``terminal``), every participant's
+  balances and ``conservation``.
+
+The scenario's world is the world file the session was served with (``serve --world``):
+that is how a scenario names its cast, so the calls and ids are the session's own and the
+digest the session's. A journal whose lineage holds a change no scenario step expresses
+(participants or keys made through ``/sim/v1``, simulated receivers, issuer behaviours, a
+reset, real webhook deliveries) is refused with the entry that needs it (``ExportError``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlencode
+
+import yaml
+
+from clearing_sim.http.journal import JournalFile
+from clearing_sim.http.replay import replay_copy
+from clearing_sim.http.simulation import Simulation
+from clearing_sim.scenario.model import Scenario
+from clearing_sim.service.messages import Request, Response
+
+__all__ = ["ExportError", "export_scenario"]
+
+_CLIENT_HEADERS = frozenset({"host", "user-agent", "accept", "accept-encoding", "connection",
+                             "content-length", "content-type", "authorization"})
+_RESOLVE = ("/sim/v1/operator/transactions/", "/resolve")
+
+
+class ExportError(Exception):
+    """The journal cannot become a scenario file (exit 2, with the reason)."""
+
+
+class _Steps:
+    """Builds the steps while the journal replays."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.steps: list[dict[str, Any]] = []
+        self.keys = {f"Bearer {s.api_key}": s.key for s in sim.staged}
+        self.admins: dict[str, str] = {}  # "Bearer <portal token>" -> participant key
+        self.initiators: dict[str, str] = {}  # transaction id -> participant key
+
+    def __call__(self, entry: dict[str, Any], request: Request | None,
+                 response: Response | None) -> None:
+        if entry["k"] == "clock":
+            if entry["to"] is None:
+                raise ExportError(f"entry {entry['n']}: real webhook deliveries have no step "
+                                  "in a scenario file")
+            self.steps.append({"advance": {"to": f"{entry['to']}ms"}})
+        elif entry["k"] == "api":
+            assert request is not None and response is not None
+            self._call(request, response)
+        else:
+            assert request is not None and response is not None
+            self._operator(entry, request, response)
+
+    def _call(self, request: Request, response: Response) -> None:
+        call: dict[str, Any] = {}
+        credential = request.header("Authorization")
+        headers = {name: value for name, value in request.headers
+                   if name.lower() not in _CLIENT_HEADERS}
+        if credential in self.keys:
+            call["as"] = self.keys[credential]
+        elif credential in self.admins:
+            call.update({"as": self.admins[credential], "credential": "admin"})
+        elif credential is not None:
+            headers["Authorization"] = credential.replace("${", "$${")
+        target = request.path + (f"?{urlencode(request.query)}" if request.query else "")
+        call.update({"method": request.method, "path": target.replace("${", "$${")})
+        if headers:
+            call["headers"] = {k: v.replace("${", "$${") for k, v in headers.items()}
+        if request.body:
+            call["raw"] = request.body.decode("utf-8").replace("${", "$${")
+        self.steps.append({"call": call, "expect": {"status": response.status}})
+        if (request.method, request.path, response.status) == ("POST", "/api/v1/transactions",
+                                                               201) and "as" in call:
+            self.initiators[json.loads(response.body)["data"]["id"]] = call["as"]
+
+    def _operator(self, entry: dict[str, Any], request: Request, response: Response) -> None:
+        path = request.path
+        if path.startswith(_RESOLVE[0]) and path.endswith(_RESOLVE[1]):
+            if response.status == 200:
+                self.steps.append({"operator": {"resolve": path[len(_RESOLVE[0]):
+                                                                -len(_RESOLVE[1])]}})
+            return
+        if path == "/sim/v1/sessions" and response.status == 201:
+            data = json.loads(response.body)["data"]
+            key = next((s.key for s in self.sim.staged
+                        if s.participant.id == data["participantId"]), None)
+            if key is not None:
+                self.admins[f"Bearer {data['token']}"] = key
+                return
+        if response.status >= 400:
+            return  # refused: it changed nothing a scenario needs
+        raise ExportError(f"entry {entry['n']}: {request.method} {path} has no scenario step; "
+                          "record the session against serve --world FILE, whose file names "
+                          "the cast")
+
+
+def _final(sim: Simulation, steps: _Steps) -> list[dict[str, Any]]:
+    world = sim.world
+    ends: list[dict[str, Any]] = [{"name": "the digest the session ended with",
+                                   "expect": {"digest": world.log.digest()}}]
+    balances: dict[str, dict[str, str]] = {}
+    for staged in sim.staged:
+        party = staged.participant
+        held: dict[str, str] = {}
+        for ledger, account in party.wallets.items():
+            for asset, amount in world.ledgers[ledger].balances.get(account, {}).items():
+                held[asset.code] = f"{amount:f}"
+        held["rtgs"] = f"{world.rtgs.balances.get(party.id, 0):.2f}"
+        balances[staged.key] = held
+    states = [{"transaction": {"id": tx.id, "as": steps.initiators[tx.id], "fields": {
+        "lifecycleStatus": tx.lifecycle_status.value, "parked": tx.parked,
+        "terminal": tx.terminal}}}
+        for tx in world.transactions if tx.id in steps.initiators]
+    ends.append({"name": "what the session saw at its end",
+                 "expect": {"balances": balances, "conservation": True}})
+    ends.extend({"expect": state} for state in states)
+    return ends
+
+
+def export_scenario(journal: JournalFile, token: str,
+                    world: tuple[str, str, Scenario, dict[str, Any]] | None,
+                    name: str) -> str:
+    """The scenario file (YAML text) that replays the journal's session and checks it.
+    ``world``: (file name, sha256, parsed world, the file's YAML as a mapping)."""
+    if journal.header.deliver_webhooks:
+        raise ExportError("the session delivered webhooks for real; a scenario file's "
+                          "receivers are simulated")
+    holder: list[_Steps] = []
+
+    def observe(entry: dict[str, Any], request: Request | None,
+                response: Response | None) -> None:
+        holder[0](entry, request, response)
+
+    def early(sim: Simulation) -> None:
+        holder.append(_Steps(sim))
+
+    sim = replay_copy(journal, token, None if world is None else world[:3], observe,
+                      before=early)
+    steps = holder[0]
+    document: dict[str, Any] = {
+        "scenario": name,
+        "description": f"Exported from the journal {journal.path.name} (clearing-sim "
+                       f"{journal.header.version}): the session's requests and clock moves, "
+                       "each with the status it got, then the digest, states and balances "
+                       "it ended with.",
+        "tags": ["exported"]}
+    cast = {} if world is None else world[3]
+    document["world"] = {**cast.get("world", {}), "seed": journal.header.seed}
+    for section in ("members", "issuers", "agents", "webhooks"):
+        if section in cast:
+            document[section] = cast[section]
+    document["steps"] = [*steps.steps, *_final(sim, steps)]
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
