@@ -11,9 +11,11 @@ becomes a step, with an expectation on what the session saw:
   operator issued), and ``expect: {status}``;
 - a clock move is ``advance: {to: <ms>ms}`` (to the virtual instant the session reached);
 - the operator's fix of a parked transaction is ``operator: {resolve: <id>}``;
-- at the end: the log's ``digest`` (checked before anything reads the world again), every
-  transaction's state (``lifecycleStatus``, ``parked``, ``terminal``), every participant's
-  balances and ``conservation``.
+- at the end: the log's ``digest`` (checked before anything reads the world again; left
+  out, and said, when the scenario cannot log what the session logged: a portal session
+  issued other than just before its first use), every transaction's state
+  (``lifecycleStatus``, ``parked``, ``terminal``), every participant's balances and
+  ``conservation``.
 
 The scenario's world is the world file the session was served with (``serve --world``):
 that is how a scenario names its cast, so the calls and ids are the session's own and the
@@ -56,6 +58,10 @@ class _Steps:
         self.keys = {f"Bearer {s.api_key}": s.key for s in sim.staged}
         self.admins: dict[str, str] = {}  # "Bearer <portal token>" -> participant key
         self.initiators: dict[str, str] = {}  # transaction id -> participant key
+        # A scenario issues a participant's portal session when a step first needs it:
+        # the log (so the digest) is the session's only if the session did the same.
+        self.unsure: str | None = None  # why the digest cannot be the session's
+        self.session_waiting: str | None = None  # a session not yet used by the next call
 
     def __call__(self, entry: dict[str, Any], request: Request | None,
                  response: Response | None) -> None:
@@ -76,6 +82,10 @@ class _Steps:
         credential = request.header("Authorization")
         headers = {name: value for name, value in request.headers
                    if name.lower() not in _CLIENT_HEADERS}
+        if self.session_waiting is not None and credential != self.session_waiting:
+            self.unsure = ("a portal session was issued before a step that did not use it "
+                           "(a scenario issues it when a step first needs it)")
+        self.session_waiting = None
         if credential in self.keys:
             call["as"] = self.keys[credential]
         elif credential in self.admins:
@@ -105,7 +115,11 @@ class _Steps:
             key = next((s.key for s in self.sim.staged
                         if s.participant.id == data["participantId"]), None)
             if key is not None:
+                if key in self.admins.values():
+                    self.unsure = (f"{key} was issued a second portal session (a scenario "
+                                   "issues one per participant)")
                 self.admins[f"Bearer {data['token']}"] = key
+                self.session_waiting = f"Bearer {data['token']}"
                 return
         if response.status >= 400:
             return  # refused: it changed nothing a scenario needs
@@ -116,8 +130,8 @@ class _Steps:
 
 def _final(sim: Simulation, steps: _Steps) -> list[dict[str, Any]]:
     world = sim.world
-    ends: list[dict[str, Any]] = [{"name": "the digest the session ended with",
-                                   "expect": {"digest": world.log.digest()}}]
+    ends: list[dict[str, Any]] = [] if steps.unsure else [
+        {"name": "the digest the session ended with", "expect": {"digest": world.log.digest()}}]
     balances: dict[str, dict[str, str]] = {}
     for staged in sim.staged:
         party = staged.participant
@@ -139,8 +153,9 @@ def _final(sim: Simulation, steps: _Steps) -> list[dict[str, Any]]:
 
 def export_scenario(journal: JournalFile, token: str,
                     world: tuple[str, str, Scenario, dict[str, Any]] | None,
-                    name: str) -> str:
-    """The scenario file (YAML text) that replays the journal's session and checks it.
+                    name: str) -> tuple[str, str | None]:
+    """The scenario file (YAML text) that replays the journal's session and checks it, and
+    why it does not expect the session's digest (``None`` when it does).
     ``world``: (file name, sha256, parsed world, the file's YAML as a mapping)."""
     if journal.header.deliver_webhooks:
         raise ExportError("the session delivered webhooks for real; a scenario file's "
@@ -170,4 +185,8 @@ def export_scenario(journal: JournalFile, token: str,
         if section in cast:
             document[section] = cast[section]
     document["steps"] = [*steps.steps, *_final(sim, steps)]
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+    comment = (f"# Exported by `clearing-sim journal export` from a session journal ("
+               f"{journal.path.name}, {len(journal.entries)} entries): a recorded session "
+               "replayed\n# as a regression test. Export it again rather than edit it.\n")
+    return (comment + yaml.safe_dump(document, sort_keys=False, allow_unicode=True,
+                                     width=100), steps.unsure)

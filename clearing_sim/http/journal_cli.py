@@ -208,9 +208,11 @@ def export(file: str, out: str, operator_token: str, world_file: str | None,
         if world is not None:
             assert world_file is not None
             cast = (*world, yaml.safe_load(Path(world_file).read_text(encoding="utf-8")))
-        text = export_scenario(read, operator_token, cast, name or Path(out).stem)
+        text, unsure = export_scenario(read, operator_token, cast, name or Path(out).stem)
     except (JournalError, ExportError) as error:
         raise _fail(file, str(error)) from None
     Path(out).write_text(text, encoding="utf-8")
-    click.echo(f"wrote {out}: {text.count(chr(10) + '  - ')} steps; run it with "
-               f"clearing-sim run {out}")
+    steps = len(yaml.safe_load(text)["steps"])
+    click.echo(f"wrote {out}: {steps} steps; run it with clearing-sim run {out}")
+    if unsure is not None:
+        click.echo(f"note: the session's digest is not expected: {unsure}")
