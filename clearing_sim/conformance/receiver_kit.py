@@ -160,7 +160,8 @@ class _Battery:
                 else f"{type(error).__name__}: {error}"
             exchange = Exchange("POST", self.options.url, headers, delivery.body,
                                 elapsed_ms=elapsed * 1000, error=reason)
-            return Attempt(delivery.event_id, exchange, None, tuple(self.stage.fetched(tx_id, before)), elapsed)
+            return Attempt(delivery.event_id, exchange, None,
+                           tuple(self.stage.fetched(tx_id, before)), elapsed)
         elapsed = time.perf_counter() - started
         exchange = Exchange("POST", self.options.url, headers, delivery.body,
                             response.status_code, tuple(response.headers.items()),

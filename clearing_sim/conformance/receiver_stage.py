@@ -28,6 +28,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from attrs import define, frozen
 
@@ -38,14 +39,16 @@ from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.domain.money import Asset
 from clearing_sim.domain.parties import ParticipantKind
 from clearing_sim.domain.transaction import Transaction
-from clearing_sim.http.clock import Clock
-from clearing_sim.http.simulation import Simulation
 from clearing_sim.service.messages import Request
 from clearing_sim.sim.eventlog import Record
 from clearing_sim.sim.examples import issuer_profile
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.world import World
 from clearing_sim.webhooks import TransactionView
+
+if TYPE_CHECKING:  # the shim's own modules import this one (its conformance route)
+    from clearing_sim.http.clock import Clock
+    from clearing_sim.http.simulation import Simulation
 
 __all__ = ["STAGE_AMOUNT", "Fetch", "Precondition", "Stage", "add_cast"]
 
@@ -94,7 +97,7 @@ def _asset_to_redeem(world: World, member: Participant) -> Asset:
             held = world.ledgers[ledger].balance(wallet, asset)
             if held.amount >= 3 * STAGE_AMOUNT:
                 return asset
-    raise Precondition.one("apiKey", "nothing_to_redeem",
+    raise Precondition.one("apiKey", "kit_nothing_to_redeem",
                            f"{member.name} holds no {3 * STAGE_AMOUNT} of an asset whose issuer "
                            "takes instructions (Mode 2 or 3): fund its wallet first")
 
@@ -117,11 +120,11 @@ class Stage:
         try:
             principal = sim.api.credentials.authenticate(f"Bearer {api_key}")
         except Unauthenticated:
-            raise Precondition.one("apiKey", "unknown_api_key",
+            raise Precondition.one("apiKey", "kit_api_key_unknown",
                                    "the shim issued no such API key") from None
         member = world.participants[principal.participant_id]
         if member.kind is not ParticipantKind.CLEARING_MEMBER:
-            raise Precondition.one("apiKey", "not_a_member",
+            raise Precondition.one("apiKey", "kit_not_a_member",
                                    f"{member.name} is not a clearing member")
         stage = cls(sim, clock, api_key, member, _asset_to_redeem(world, member), {}, [])
         world.log.listen(stage._on_record)
@@ -166,7 +169,7 @@ class Stage:
             response = self.sim.api.handle(Request.build(
                 "POST", "/api/v1/transactions", token=self.api_key, json_body=body))
             if response.status != 201:
-                raise Precondition.one("apiKey", "initiation_refused",
+                raise Precondition.one("apiKey", "kit_initiation_refused",
                                        f"the member's redeem was refused: {response.status} "
                                        f"{response.body[:300].decode('utf-8', 'replace')}")
             tx_id = str(response.json()["data"]["id"])
@@ -181,7 +184,7 @@ class Stage:
             if done():
                 return
             await self.clock.advance(by_ms=_STEP_MS)
-        raise Precondition.one(None, "stage_stuck", "a staged transaction did not reach the "
+        raise Precondition.one(None, "kit_stage_stuck", "a staged transaction did not reach the "
                                                     "state wanted within an hour of virtual time")
 
     def transaction(self, tx_id: str) -> Transaction:
