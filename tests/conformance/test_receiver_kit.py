@@ -7,10 +7,12 @@ import asyncio
 
 import httpx
 import pytest
+import stripe
 from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
+from clearing_sim.conformance.forge import FORGED_KINDS
 from clearing_sim.conformance.receiver_kit import (
     CHECKS,
     KitOptions,
@@ -19,7 +21,8 @@ from clearing_sim.conformance.receiver_kit import (
 )
 from clearing_sim.conformance.receiver_run import KitShim, run_receiver_kit, shim_api_key
 from clearing_sim.conformance.receiver_server import ReceiverServer
-from clearing_sim.conformance.report import Report, Verdict, exit_code
+from clearing_sim.conformance.report import Exchange, Report, Verdict, exit_code
+from clearing_sim.webhooks import REPLAY_WINDOW_S
 from tests.conformance.conftest import SECRET, Serve, free_port
 
 #: What the naive receiver (dedup on type + transaction, trusts the payload, no window)
@@ -44,6 +47,29 @@ def test_the_reference_receiver_passes_every_check_with_its_probe(
     assert [c.id for c in report.checks] == list(CHECKS)
     assert _verdicts(report) == dict.fromkeys(CHECKS, Verdict.PASS), report.checks
     assert exit_code(report) == 0
+    _stripe_agrees(report)
+
+
+def _stripe_verifies(exchange: Exchange) -> bool:
+    header = dict(exchange.request_headers).get("Service-Signature")
+    try:  # Stripe's own header is Stripe-Signature: its value is passed
+        stripe.WebhookSignature.verify_header(exchange.request_body.encode(), header, SECRET,
+                                              tolerance=REPLAY_WINDOW_S)
+    except stripe.SignatureVerificationError:
+        return False
+    return True
+
+
+def _stripe_agrees(report: Report) -> None:
+    """The deliveries the kit really sent, as its evidence holds them: valid ones verify with
+    stripe-python, forged ones do not (a future t is out of the spec's window only: Stripe
+    bounds the age of t, so it is left out here; tests/conformance/test_forge.py)."""
+    for check in report.checks:
+        posts = [e for e in check.evidence.exchanges if e.method == "POST"]
+        if check.id in FORGED_KINDS and check.id != "timestamp-future":
+            assert posts and not any(_stripe_verifies(e) for e in posts), check.id
+        elif check.id not in FORGED_KINDS:
+            assert all(_stripe_verifies(e) for e in posts), check.id
 
 
 def test_the_naive_receiver_fails_exactly_the_checks_it_should(serve_receiver: Serve) -> None:
