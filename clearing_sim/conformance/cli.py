@@ -28,6 +28,7 @@ from clearing_sim.conformance.receiver_server import (
     receiver_app,
     wall_clock_s,
 )
+from clearing_sim.conformance.receiver_stage import Precondition
 from clearing_sim.conformance.report import (
     EXIT_USAGE,
     Report,
@@ -143,6 +144,9 @@ def receiver_command(url: str | None, secret: str | None, probe_url: str | None,
         raise click.exceptions.Exit(EXIT_USAGE) from None
     except TargetUnreachable as error:
         click.echo(f"error: the receiver did not answer: {error}", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE) from None
+    except Precondition as error:  # the kit's own world could not be staged: say why
+        click.echo(f"error: {error.problems[0].message}", err=True)
         raise click.exceptions.Exit(EXIT_USAGE) from None
     code = write_report(report, as_json=as_json, junit_file=junit_file, html_file=html_file,
                         verbose=verbose)

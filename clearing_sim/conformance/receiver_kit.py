@@ -150,6 +150,7 @@ class _Battery:
     async def post(self, delivery: Delivery, tx_id: str) -> Attempt:
         before = self.stage.seq
         headers = list(delivery.headers)
+        self.expected[tx_id] = self.stage.view(tx_id)
         started = time.perf_counter()
         try:
             response = await self.client.post(self.options.url, content=delivery.body,
@@ -166,7 +167,6 @@ class _Battery:
         exchange = Exchange("POST", self.options.url, headers, delivery.body,
                             response.status_code, tuple(response.headers.items()),
                             response.content, elapsed_ms=elapsed * 1000)
-        self.expected[tx_id] = self.stage.view(tx_id)
         return Attempt(delivery.event_id, exchange, response.status_code,
                        tuple(self.stage.fetched(tx_id, before)), elapsed)
 

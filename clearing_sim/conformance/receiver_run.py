@@ -85,8 +85,11 @@ async def run_receiver_kit(options: KitOptions, *, host: str = "127.0.0.1", port
         if on_ready is not None:
             on_ready(shim)
         stage = Stage.open(app.state.sim, app.state.clock, api_key)
-        async with httpx.AsyncClient() as client:
-            return await run_battery(stage, options, client)
+        try:
+            async with httpx.AsyncClient() as client:
+                return await run_battery(stage, options, client)
+        finally:
+            stage.close()
     finally:
         server.should_exit = True
         await serving

@@ -211,3 +211,7 @@ class Stage:
     @property
     def seq(self) -> int:
         return self._seq
+
+    def close(self) -> None:
+        """Stop watching the world's log (a running shim outlives the battery)."""
+        self.sim.world.log.unlisten(self._on_record)

@@ -60,6 +60,8 @@ async def run_receivers(ctx: OperatorContext) -> Reply:
     except TargetUnreachable as error:
         raise InvalidRequest.one("url", "receiver_unreachable",
                                  f"the receiver did not answer: {error}") from None
+    finally:
+        stage.close()
     return Reply(200, to_json(report))
 
 

@@ -51,6 +51,10 @@ def test_fetches_of_staged_transactions_are_seen_with_their_status() -> None:
     stage.sim.api.handle(Request.build("GET", "/api/v1/transactions/other", token="x"))
     assert [(f.status, f.participant_id) for f in stage.fetched(tx_id, before)] == [
         (200, stage.member.id), (401, None)]
+    stage.close()  # a running shim outlives the battery: its log stops telling the stage
+    stage.sim.api.handle(Request.build("GET", f"/api/v1/transactions/{tx_id}",
+                                       token=stage.api_key))
+    assert len(stage.fetched(tx_id, before)) == 2
 
 
 def test_a_key_it_cannot_stage_with_is_a_precondition() -> None:
