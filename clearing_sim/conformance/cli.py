@@ -196,6 +196,7 @@ def serve_receiver(host: str, port: int, secret: str | None, naive: bool,
     click.echo(f"{kind} receiver on http://{host}:{bound[1]}  POST /webhooks, "
                "probe GET /transactions/{id}")
     sys.stdout.flush()
-    config = uvicorn.Config(receiver_app(hook), log_level="warning", access_log=False)
+    config = uvicorn.Config(receiver_app(hook, echo=click.echo), log_level="warning",
+                            access_log=False)
     with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run(sockets=[sock])

@@ -29,6 +29,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -73,13 +74,20 @@ def wall_clock_s() -> int:
     return int(time.time())
 
 
-def receiver_app(receiver: ReferenceReceiver | NaiveReceiver) -> Starlette:
+def receiver_app(receiver: ReferenceReceiver | NaiveReceiver,
+                 echo: Callable[[str], None] | None = None) -> Starlette:
+    """``echo`` is told of each delivery: ``<-- evt_… [status] answer`` (``receiver serve``
+    prints them, as a webhook CLI's listener does)."""
     lock = threading.Lock()
 
     def deliver(request: HttpRequest, body: bytes) -> Response:
         with lock:
             status = receiver.handle(tuple(request.headers.items()), body)
-        return PlainTextResponse(_ANSWERS.get(status, str(status)), status_code=status)
+        answer = _ANSWERS.get(status, str(status))
+        if echo is not None:
+            webhook_id = request.headers.get("service-webhook-id", "(no Service-Webhook-Id)")
+            echo(f"<-- {webhook_id[:80]} [{status}] {answer}")
+        return PlainTextResponse(answer, status_code=status)
 
     async def webhooks(request: HttpRequest) -> Response:
         body = await request.body()

@@ -28,13 +28,16 @@ def _post(url: str, t: int, sent: bytes = BODY) -> httpx.Response:
 
 
 def test_the_naive_server_takes_a_delivery_and_shows_its_view_any_t() -> None:
-    server = ReceiverServer(receiver_app(NaiveReceiver(SECRET, lambda: 1_000, None))).start()
+    lines: list[str] = []
+    server = ReceiverServer(receiver_app(NaiveReceiver(SECRET, lambda: 1_000, None),
+                                         echo=lines.append)).start()
     try:
         assert httpx.get(f"{server.url}/transactions/tx-1").status_code == 404
         assert _post(server.url, t=1).status_code == 200  # no replay window at all
         assert httpx.get(f"{server.url}/transactions/tx-1").json() == {
             "lifecycleStatus": "in-flight", "parked": False, "terminal": False}
         assert _post(server.url, t=1, sent=BODY + b" ").status_code == 401
+        assert lines == ["<-- evt_1 [200] ok", "<-- evt_1 [401] signature refused"]
     finally:
         server.stop()
 
