@@ -215,10 +215,13 @@ class _Battery:
     def fetch_before_answer(self, started: float) -> None:
         missing = [a for _, a in self.new_events if not any(f.status == 200 for f in a.fetched)]
         attempts = [a for _, a in self.new_events]
+        refused = sorted({f.status for a in missing for f in a.fetched})
+        hint = (f"; it did fetch, but the shim answered {', '.join(map(str, refused))}: check "
+                "the API key it uses" if refused else "; configure the receiver with the "
+                "shim's base URL and API key (--show-shim)")
         reason = "" if not missing else (
             f"{len(missing)} of {len(attempts)} new events were answered without a GET of "
-            "their transaction (200) first; configure the receiver with the shim's base URL "
-            "and API key")
+            f"their transaction (200) first{hint}")
         self.checks.append(_check("fetch-before-answer", _pass_if(not missing), attempts,
                                   started, reason))
 

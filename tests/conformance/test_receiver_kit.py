@@ -20,9 +20,14 @@ from clearing_sim.conformance.receiver_kit import (
     probe_target,
 )
 from clearing_sim.conformance.receiver_run import KitShim, run_receiver_kit, shim_api_key
-from clearing_sim.conformance.receiver_server import ReceiverServer
+from clearing_sim.conformance.receiver_server import (
+    HttpTransactionSource,
+    ReceiverServer,
+    receiver_app,
+    wall_clock_s,
+)
 from clearing_sim.conformance.report import Exchange, Report, Verdict, exit_code
-from clearing_sim.webhooks import REPLAY_WINDOW_S
+from clearing_sim.webhooks import REPLAY_WINDOW_S, ReferenceReceiver
 from tests.conformance.conftest import SECRET, Serve, free_port
 
 #: What the naive receiver (dedup on type + transaction, trusts the payload, no window)
@@ -130,3 +135,17 @@ def test_probe_urls_take_the_id_in_place_or_at_the_end() -> None:
     assert probe_target("http://r/x/{id}/view", "t1") == "http://r/x/t1/view"
     assert probe_target("http://r/tx/", "t1") == "http://r/tx/t1"
     assert httpx.URL(probe_target("http://r/tx", "t1")).path == "/tx/t1"
+
+
+def test_a_receiver_with_the_wrong_api_key_is_told_so() -> None:
+    port = free_port()
+    hook = ReferenceReceiver(HttpTransactionSource(f"http://127.0.0.1:{port}"),
+                             "sk_sandbox_" + "0" * 64, SECRET, wall_clock_s)
+    server = ReceiverServer(receiver_app(hook)).start()
+    try:
+        report = _run(server.url, port)
+    finally:
+        server.stop()
+    fetch = next(c for c in report.checks if c.id == "fetch-before-answer")
+    assert fetch.verdict is Verdict.FAIL and "the shim answered 401" in fetch.reason
+    assert _verdicts(report)["valid-delivery"] is Verdict.FAIL  # it answered 503: not processed
