@@ -43,6 +43,8 @@ __all__ = ["main"]
 LAZY_COMMANDS: dict[str, str] = {
     "serve": "clearing_sim.http.cli:serve",
     "journal": "clearing_sim.http.journal_cli:journal",
+    "conformance": "clearing_sim.conformance.cli:conformance",
+    "receiver": "clearing_sim.conformance.cli:receiver",
     "workload": "clearing_sim.analysis.cli:workload",
     "sweep": "clearing_sim.analysis.cli:sweep",
     "report": "clearing_sim.analysis.cli:report",

@@ -28,13 +28,19 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from clearing_sim.domain.errors import DomainError, MethodNotAllowed, NotFound, PayloadTooLarge
+from clearing_sim.domain.errors import (
+    DomainError,
+    MethodNotAllowed,
+    NotAllowed,
+    NotFound,
+    PayloadTooLarge,
+)
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.delivery import RealDeliveries, RealOutcome
 from clearing_sim.http.openapi import document
 from clearing_sim.http.operator import OPERATOR_ROUTES, OperatorSurface
 from clearing_sim.http.options import ClockMode, ServeOptions
-from clearing_sim.http.recorder import journaled_operator
+from clearing_sim.http.recorder import UNJOURNALED_PATHS, journaled_operator
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.service import envelope
@@ -118,8 +124,12 @@ class Shim:
         return response
 
     async def _operator(self, request: Request) -> Response:
-        response = await self.operator.handle(request)
         journal = self.sim.journal
+        if journal is not None and request.path in UNJOURNALED_PATHS:
+            return self._refusal(NotAllowed.one(None, "not_journaled", (
+                f"{request.path} talks to a real receiver and changes the world in ways a "
+                "journal cannot replay; serve without --journal to use it")))
+        response = await self.operator.handle(request)
         if journal is not None:
             # No await between the handler's change and this append: the order holds.
             if journaled_operator(request, response):

@@ -122,6 +122,8 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/sim/v1/checkpoints"): _op(201, "Checkpoint", "CheckpointRequest", **_OPTIONAL),
     ("GET", "/sim/v1/checkpoints"): _op(200, array(ref("Checkpoint"))),
     ("POST", "/sim/v1/rewind"): _op(200, "Rewound", "RewindRequest"),
+    ("POST", "/sim/v1/conformance/receivers"): _op(200, "ConformanceReport",
+                                                   "ReceiverConformanceRequest"),
 }
 
 _UUID_PARAMS = ("issuerId",)

@@ -8,7 +8,8 @@ the API's precedence: route (404 ``route_not_found``, 405 ``method_not_allowed``
 token (401 ``authentication_required`` / ``invalid_credential``), then the body and the
 state. The routes themselves live beside their ideas: ``controls`` (clock, reset, fixes,
 behaviours, receivers), ``participants`` (the cast and credentials), ``views`` (deliveries,
-balances, the log) and ``timetravel`` (checkpoints and rewind).
+balances, the log), ``receiver_conformance`` (the receiver kit's battery) and ``timetravel``
+(checkpoints and rewind).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import hmac
 
 from clearing_sim.domain.errors import DomainError, Unauthenticated
-from clearing_sim.http import controls, participants, timetravel, views
+from clearing_sim.http import controls, participants, receiver_conformance, timetravel, views
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.http.surface import OperatorContext, OperatorRoute
@@ -30,6 +31,7 @@ OPERATOR_ROUTES: tuple[OperatorRoute, ...] = (
     *controls.ROUTES,
     *participants.ROUTES,
     *views.ROUTES,
+    *receiver_conformance.ROUTES,
     *timetravel.ROUTES,
 )
 _JSON = (("Content-Type", "application/json"),)

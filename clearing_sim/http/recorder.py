@@ -39,12 +39,15 @@ from clearing_sim.http.journal import Header, JournalError, JournalWriter, decod
 from clearing_sim.http.sealing import Sealer
 from clearing_sim.service.messages import Request, Response
 
-__all__ = ["Checkpoint", "Recorder", "journaled_operator", "request_of"]
+__all__ = ["UNJOURNALED_PATHS", "Checkpoint", "Recorder", "journaled_operator", "request_of"]
 
 WORLD_KINDS = frozenset({"api", "op", "clock", "deliveries"})
 _NOT_JOURNALED_PATHS = frozenset({"/sim/v1/clock/advance", "/sim/v1/checkpoints",
                                   "/sim/v1/rewind"})
 _REFUSED_AT_THE_DOOR = frozenset({401, 404, 405})
+#: Operator routes refused (409 ``not_journaled``) while journaling: the receiver battery
+#: calls a real receiver and stages through the engine directly, which replay cannot redo.
+UNJOURNALED_PATHS = frozenset({"/sim/v1/conformance/receivers"})
 
 
 def journaled_operator(request: Request, response: Response) -> bool:

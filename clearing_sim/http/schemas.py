@@ -276,6 +276,14 @@ _OPERATOR: dict[str, Schema] = {
     "RewindRequest": obj({"checkpoint": STR}, closed=True),
     "Rewound": obj({"name": STR, "at": TS, "atMs": INT, "digest": STR, "entry": INT,
                     "clock": ref("Clock")}),
+    "ReceiverConformanceRequest": obj({"url": STR, "secret": STR, "apiKey": STR},
+                                      {"probeUrl": STR}, closed=True),
+    "ConformanceReport": obj({
+        "kit": STR, "target": STR, "passed": BOOL, "exitCode": INT,
+        "counts": obj({"pass": INT, "fail": INT, "skip": INT}), "notes": array(STR),
+        "checks": array(obj({"id": STR, "title": STR, "rule": STR,
+                             "verdict": enum("pass", "fail", "skip"), "reason": STR,
+                             "durationMs": NUM, "evidence": ANY_OBJECT}))}),
 }
 
 SCHEMAS: dict[str, Schema] = {**_API, **_OPERATOR}
