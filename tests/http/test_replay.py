@@ -12,7 +12,16 @@ from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.journal import JournalError, read_journal
 from clearing_sim.http.options import ClockMode
 from clearing_sim.http.replay import open_journal
-from tests.http.conftest import OP, TOKEN, Client, add, issuer_body, member_body, redeem_body
+from tests.http.conftest import (
+    OP,
+    TOKEN,
+    Client,
+    Receiver,
+    add,
+    issuer_body,
+    member_body,
+    redeem_body,
+)
 
 
 def journaled(path: Path, *, token: str = TOKEN, **options: Any) -> tuple[Client, list[str]]:
@@ -180,3 +189,51 @@ def test_checkpoint_errors(tmp_path: Path) -> None:
     listed = client.op("GET", "/sim/v1/checkpoints")
     assert [c["name"] for c in listed.json()["data"]] == ["cp-1"]
     client.close()
+
+
+def test_real_webhook_outcomes_are_replayed_as_data_without_calling_receivers(
+        tmp_path: Path, receiver: Receiver) -> None:
+    """--deliver-webhooks: each real attempt's outcome is journaled; replay feeds it in."""
+    path = tmp_path / "j.jsonl"
+    real = {"deliver_webhooks": True, "allow_private_webhook_urls": True}
+    client, _ = journaled(path, **real)
+    issuer, member = add(client, issuer_body()), add(client, member_body())
+    assert issuer.asset is not None
+    hooked = client.post("/api/v1/webhooks", headers=member.auth, json={
+        "url": receiver.url, "events": ["transaction.received", "transaction.settled"]})
+    assert hooked.status_code == 201, hooked.text
+    receiver.status = 503  # the first attempts fail, the retries (after 60 s) succeed
+    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(issuer.asset))
+    client.advance(30)
+    receiver.status = 200
+    client.advance(3600)
+    sent, before = len(receiver.received), digest(client)
+    client.close()
+    outcomes = [e["outcomes"] for _, e in read_journal(path).entries if e["k"] == "deliveries"]
+    assert [[503, None]] in outcomes and [[200, None]] in outcomes
+    again, _ = journaled(path, **real)
+    assert digest(again) == before
+    assert len(receiver.received) == sent  # nobody was called again
+    again.close()
+
+
+def test_a_batch_without_journaled_outcomes_is_answered_504_at_restart(
+        tmp_path: Path, receiver: Receiver) -> None:
+    path = tmp_path / "j.jsonl"
+    real = {"deliver_webhooks": True, "allow_private_webhook_urls": True}
+    client, _ = journaled(path, **real)
+    issuer, member = add(client, issuer_body()), add(client, member_body())
+    assert issuer.asset is not None
+    client.post("/api/v1/webhooks", headers=member.auth, json={
+        "url": receiver.url, "events": ["transaction.received"]})
+    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(issuer.asset))
+    client.advance(1)
+    client.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    cut = max(i for i, line in enumerate(lines) if b'"k":"deliveries"' in line)
+    path.write_bytes(b"".join(lines[:cut]))  # the server died while the receiver answered
+    again, said = journaled(path, **real)
+    assert any("answered 504" in line for line in said)
+    last = read_journal(path).entries[-1][1]
+    assert last["k"] == "deliveries" and last["outcomes"][0][0] == 504
+    again.close()
