@@ -167,7 +167,8 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("agent_not_found", "no agent with this id for the caller"),
             ("reserve_proof_not_found", "no reserve proof has been generated yet"),
             ("conformance_run_not_found", "no issuer conformance run has been started"),
-            ("participant_not_found", "no participant with this id")),
+            ("participant_not_found", "no participant with this id"),
+            ("checkpoint_not_found", "no checkpoint of the journal has this name")),
     *_codes(MethodNotAllowed,
             ("method_not_allowed", "the path exists but not with this method")),
     *_codes(NotAllowed,
@@ -197,7 +198,11 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("kit_nothing_to_redeem", "the receiver kit's member holds too little of an asset "
                                       "whose issuer takes instructions"),
             ("kit_initiation_refused", "the receiver kit's staged redeem was refused"),
-            ("kit_stage_stuck", "a receiver kit's staged transaction did not reach its state")),
+            ("kit_stage_stuck", "a receiver kit's staged transaction did not reach its state"),
+            ("journal_required", "checkpoints and rewind need the shim started with --journal"),
+            ("checkpoint_exists", "a checkpoint of the journal already has this name"),
+            ("not_journaled", "the route cannot be journaled, so it is refused while "
+                              "journaling")),
     *_codes(PayloadTooLarge,
             ("payload_too_large", "the body exceeds 1 MiB")),
     *_codes(SandboxUnavailable,
