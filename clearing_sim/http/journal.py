@@ -44,7 +44,9 @@ class JournalError(Exception):
 
 
 def encode_line(entry: dict[str, Any]) -> bytes:
-    """One entry as a checked line: its compact JSON with ``crc`` added last, and a newline."""
+    """One entry (not empty, no ``crc`` key) as a checked line: its compact JSON with
+    ``crc`` added last, and a newline."""
+    assert entry and "crc" not in entry, "a journal entry is a non-empty object without crc"
     text = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
     crc = zlib.crc32(text)
     return text[:-1] + b',"crc":"%08x"}\n' % crc
