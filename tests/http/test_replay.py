@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from clearing_sim.http import ServeOptions, create_app
-from clearing_sim.http.journal import JournalError, read_journal
+from clearing_sim.http.journal import JournalError, decode_line, encode_line, read_journal
 from clearing_sim.http.options import ClockMode
 from clearing_sim.http.replay import open_journal
 from tests.http.conftest import (
@@ -100,6 +100,12 @@ def test_a_wrong_token_another_seed_or_version_is_refused(tmp_path: Path) -> Non
         journaled(path, seed=4)
     with pytest.raises(JournalError, match="clock manual in the journal"):
         journaled(path, clock=ClockMode.REALTIME)
+    lines = path.read_bytes().splitlines(keepends=True)
+    header = decode_line(lines[0])
+    assert header is not None
+    path.write_bytes(encode_line({**header, "version": "0.0.1"}) + b"".join(lines[1:]))
+    with pytest.raises(JournalError, match=r"written by clearing-sim 0\.0\.1; this is"):
+        journaled(path)
 
 
 def test_a_torn_last_line_is_dropped_and_said(tmp_path: Path) -> None:
