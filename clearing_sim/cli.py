@@ -166,7 +166,7 @@ def _echo_outcome(outcome: Outcome, colour: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--seed", type=int, help="Replace every file's world.seed with this seed.")
 @click.option("-k", "keyword", metavar="TEXT",
-              help="Run only scenarios whose name or path contains TEXT.")
+              help="Run only scenarios whose name or path contains TEXT, or that carry the tag TEXT.")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
               help="Write JUnit XML: a testsuite per scenario, a testcase per expectation.")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, writable=True),
@@ -206,7 +206,8 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
         click.echo(f"{len(errors)} file(s) with problems; nothing was run", err=True)
         raise SystemExit(2)
     if keyword is not None:
-        scenarios = [s for s in scenarios if keyword in s.name or keyword in s.path]
+        scenarios = [s for s in scenarios
+                     if keyword in s.name or keyword in s.path or keyword in s.tags]
     outcomes = []
     for scenario in scenarios:
         started = time.perf_counter()

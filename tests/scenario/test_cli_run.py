@@ -184,3 +184,11 @@ def test_every_command_has_help_with_an_example() -> None:
     for command in ("demo", "validate", "run", "timeline"):
         result = CliRunner().invoke(main, [command, "--help"])
         assert result.exit_code == 0 and "Example" in result.output, command
+
+
+def test_k_selects_scenarios_by_tag_too(write: Write) -> None:
+    write("t/tagged.yaml", SETTLES.replace("scenario: base", "scenario: one\ntags: [agents]"))
+    write("t/plain.yaml", SETTLES.replace("scenario: base", "scenario: two"))
+    result = _invoke(str(write("t/x.txt", "").parent), "-k", "agents")
+    assert result.exit_code == 0 and "1 scenario(s)" in result.output, result.output
+    assert "one" in result.output and "two" not in result.output
