@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +26,7 @@ from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.reports import (
     Outcome,
     combined_digest,
+    errors_json,
     failure_lines,
     junit_xml,
     to_json,
@@ -34,6 +34,7 @@ from clearing_sim.scenario.reports import (
 from clearing_sim.scenario.results import duration_text
 from clearing_sim.scenario.runner import play
 from clearing_sim.scenario.stage import Stage
+from clearing_sim.terminal import colour_wanted as _colour
 from clearing_sim.timeline import render_story, transaction_story
 
 __all__ = ["main"]
@@ -89,7 +90,7 @@ def demo(seed: int, log_file: TextIO | None) -> None:
       clearing-sim demo --seed 7 --log reports/demo.jsonl
     """
     world, results = run_demo(seed)
-    colour = sys.stdout.isatty()
+    colour = _colour()
     for result in results:
         tx = result.transaction
         state = tx.lifecycle_status.value + (" (parked)" if tx.parked else "")
@@ -120,7 +121,7 @@ def validate(paths: tuple[str, ...]) -> None:
       clearing-sim validate scenarios/silence-parks-at-sla.yaml
     """
     checks = validate_paths(paths)
-    colour = sys.stdout.isatty()
+    colour = _colour()
     for check in checks:
         for line in check.lines():
             click.echo(click.style(line, fg="green" if check.ok else "red") if colour else line)
@@ -166,9 +167,10 @@ def _echo_outcome(outcome: Outcome, colour: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--seed", type=int, help="Replace every file's world.seed with this seed.")
 @click.option("-k", "keyword", metavar="TEXT",
-              help="Run only scenarios whose name or path contains TEXT, or that carry the tag TEXT.")
+              help="Run only scenarios whose name or path contains TEXT, or tagged TEXT.")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
-              help="Write JUnit XML: a testsuite per scenario, a testcase per expectation.")
+              help="Write JUnit XML: a testsuite per scenario, a testcase per expectation "
+              "(named by step and field), an <error> per invalid file.")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, writable=True),
               metavar="FILE.jsonl", help="Write the event log as canonical JSON lines (with "
               "several scenarios: FILE.<scenario>.jsonl each).")
@@ -198,8 +200,13 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
       clearing-sim run scenarios/ -k webhook --junit reports/junit.xml --log run.jsonl
     """
     scenarios, errors = _load_all(paths)
-    colour = sys.stdout.isatty() and not as_json
+    colour = _colour() and not as_json
     if errors:
+        if junit_file is not None:
+            Path(junit_file).write_bytes(junit_xml([], errors))
+        if as_json:
+            click.echo(json.dumps(errors_json(errors), indent=2))
+            raise SystemExit(2)
         for error in errors:
             for line in error.lines():
                 click.echo(_styled(line, colour, fg="red"), err=True)
@@ -211,8 +218,8 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
     outcomes = []
     for scenario in scenarios:
         started = time.perf_counter()
-        result, stage = play(scenario, seed)
-        outcome = Outcome(result, time.perf_counter() - started)
+        result, stage = play(scenario, seed, clock=time.perf_counter)
+        outcome = Outcome(result, time.perf_counter() - started, stage.step_wall_s)
         outcomes.append(outcome)
         if log_file is not None:
             _write_log(stage, _log_target(Path(log_file), scenario, len(scenarios) > 1))

@@ -30,6 +30,7 @@ from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import StepFailed
 from clearing_sim.sim.receivers import Arrival
 from clearing_sim.sim.world import Environment
+from clearing_sim.terminal import colour_wanted
 
 __all__ = ["load_world", "serve"]
 
@@ -63,7 +64,7 @@ def _echo_delivery(arrival: Arrival, outcome: RealOutcome) -> None:
     line = (f"--> {arrival.event_id} attempt {arrival.attempt}{copy} POST "
             f"{arrival.request.url} [" + click.style(str(outcome.status), fg=colour) + "]"
             + detail)
-    click.echo(line, color=sys.stdout.isatty())
+    click.echo(line, color=colour_wanted())
 
 
 def _bind(host: str, port: int) -> socket.socket:
