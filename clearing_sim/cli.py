@@ -286,3 +286,7 @@ def timeline(path: str, name: str, seed: int | None, polls: bool) -> None:
     state = tx.lifecycle_status.value + (" (parked)" if tx.parked else "")
     click.echo(f"now {stage.world.iso()}: {state}; scenario "
                f"{'passed' if result.passed else 'FAILED'}; digest {result.digest}")
+
+
+if __name__ == "__main__":  # python -m clearing_sim.cli
+    main()

@@ -11,6 +11,7 @@ answered, like a webhook CLI's listener.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import re
 import secrets
@@ -126,9 +127,11 @@ def _options(seed: int | None, operator_token: str, environment: str | None, clo
 @click.option("--allow-private-webhook-urls", is_flag=True,
               help="Accept webhook URLs on loopback/private addresses and http:// (a receiver "
                    "on your own machine).")
+@click.option("--access-log", is_flag=True,
+              help="Print one line per HTTP request (uvicorn's access log).")
 def serve(host: str, port: int, seed: int | None, operator_token: str | None,
           world_file: str | None, environment: str | None, clock: str, speed: float | None,
-          deliver_webhooks: bool, allow_private_webhook_urls: bool) -> None:
+          deliver_webhooks: bool, allow_private_webhook_urls: bool, access_log: bool) -> None:
     """Serve the API over HTTP on a simulated world whose clock you drive.
 
     /api/v1 is the service's API (the same bytes as in-process), /sim/v1 the operator
@@ -169,11 +172,19 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
     for staged in sim.staged:
         click.echo(f"participant {staged.key}: {staged.participant.id} "
                    f"({staged.participant.kind.value}) API key {staged.api_key}")
+    for hook in sim.staged_webhooks:
+        click.echo(f"webhook {hook.key}: {hook.subscription_id} {hook.url} signing secret "
+                   f"{hook.signing_secret}")
+    if sim.staged_webhooks:
+        click.echo(f"(every subscription's secret: GET {base}/sim/v1/webhooks)")
     if host not in _LOOPBACK:
         click.echo(f"warning: listening on {host}, not loopback: anyone who can reach it can "
-                   "use the API keys it prints", err=True)
+                   "use the API keys and secrets it prints", err=True)
     sys.stdout.flush()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", access_log=access_log, lifespan="on",
+                            use_colors=colour_wanted())
+    if access_log:  # log_level applies to the access logger too: let its lines through
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops cleanly, then re-raises it
         uvicorn.Server(config).run(sockets=[sock])
     click.echo(f"clearing-sim stopped at virtual {sim.world.iso()}, digest "

@@ -60,8 +60,8 @@ def combined_digest(results: Sequence[ScenarioResult]) -> str:
 
 def _check_json(check: CheckResult) -> dict[str, Any]:
     return {"step": check.step, "case": check.case_name(), "line": check.line,
-            "column": check.column, "field": check.field, "passed": check.passed, "expected": check.expected,
-            "actual": check.actual, "stopped": check.stopped}
+            "column": check.column, "field": check.field, "passed": check.passed,
+            "expected": check.expected, "actual": check.actual, "stopped": check.stopped}
 
 
 def to_json(outcomes: Sequence[Outcome]) -> dict[str, Any]:
