@@ -4,13 +4,13 @@ Public names: ``main``.
 
 Commands that pull in heavy packages (the HTTP shim, the analysts' sweeps) live beside their
 door and are imported only when invoked: ``LAZY_COMMANDS`` maps a command name to
-``module:attribute`` of a ``click.Command``.
+``module:attribute`` of a ``click.Command``. A command whose extra is not installed is still
+listed, and refuses with the extra to install (``clearing_sim.extras``).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import json
 import time
 from collections.abc import Sequence
@@ -20,6 +20,7 @@ from typing import TextIO
 import click
 
 from clearing_sim.demo import run_demo
+from clearing_sim.extras import MissingExtra
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import collect, load_scenario, validate_paths
 from clearing_sim.scenario.model import Scenario
@@ -49,24 +50,29 @@ LAZY_COMMANDS: dict[str, str] = {
 }
 
 
-def _present(target: str) -> bool:
-    """Whether the module behind a lazy command is part of this installation."""
-    module = target.partition(":")[0]
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError as missing:  # its package is not there at all
-        return missing.name is None or not module.startswith(missing.name)
+def _needs_extra(name: str, missing: MissingExtra) -> click.Command:
+    """What stands for a command whose extra is not installed: listed, explained, refused."""
+    def refuse(args: tuple[str, ...]) -> None:
+        raise click.ClickException(str(missing))
+
+    return click.Command(name, callback=refuse, context_settings={"ignore_unknown_options": True},
+                         params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+                         help=f"(needs the '{missing.extra}' extra: python -m pip install "
+                              f"'clearing-sim[{missing.extra}]') {missing}",
+                         short_help=f"(not installed: needs the '{missing.extra}' extra)")
 
 
 class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        lazy = [name for name, target in LAZY_COMMANDS.items() if _present(target)]
-        return sorted([*super().list_commands(ctx), *lazy])
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in LAZY_COMMANDS and _present(LAZY_COMMANDS[cmd_name]):
+        if cmd_name in LAZY_COMMANDS:
             module, _, attribute = LAZY_COMMANDS[cmd_name].partition(":")
-            command = getattr(importlib.import_module(module), attribute)
+            try:
+                command = getattr(importlib.import_module(module), attribute)
+            except MissingExtra as missing:
+                return _needs_extra(cmd_name, missing)
             assert isinstance(command, click.Command), LAZY_COMMANDS[cmd_name]
             return command
         return super().get_command(ctx, cmd_name)
