@@ -124,7 +124,7 @@ def validate(paths: tuple[str, ...]) -> None:
     \b
     Example:
       clearing-sim validate scenarios/
-      clearing-sim validate scenarios/silence-parks-at-sla.yaml
+      clearing-sim validate scenarios/silence-parks-exactly-at-sla.yaml
     """
     checks = validate_paths(paths)
     colour = _colour()

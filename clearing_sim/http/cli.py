@@ -15,6 +15,7 @@ import logging
 import math
 import re
 import secrets
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -66,6 +67,10 @@ def _echo_delivery(arrival: Arrival, outcome: RealOutcome) -> None:
             f"{arrival.request.url} [" + click.style(str(outcome.status), fg=colour) + "]"
             + detail)
     click.echo(line, color=colour_wanted())
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -185,7 +190,10 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
                             use_colors=colour_wanted())
     if access_log:  # log_level applies to the access logger too: let its lines through
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)
-    with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops cleanly, then re-raises it
+    # uvicorn stops cleanly on SIGINT or SIGTERM, then re-raises the signal to the handler
+    # that was there before: for SIGTERM (kill, a service manager) too, that ends here.
+    signal.signal(signal.SIGTERM, _interrupt)
+    with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run(sockets=[sock])
     click.echo(f"clearing-sim stopped at virtual {sim.world.iso()}, digest "
                f"{sim.world.log.digest()}")
