@@ -251,6 +251,24 @@ def _write_log(stage: Stage, target: Path) -> None:
 
 
 # timeline ------------------------------------------------------------------------------------
+def _file_names(stage: Stage) -> dict[str, str]:
+    """id → the name the scenario file uses: participants (and their wallets), webhooks,
+    agents, and the saved values that are transaction ids."""
+    names: dict[str, str] = {}
+    for key, party in stage.parties.items():
+        names[party.id] = key
+        for account in party.wallets.values():
+            names[account] = f"{key}'s wallet"
+    for key, hook in stage.webhooks.items():
+        names[hook["id"]] = f"webhook {key}"
+    for key, agent in stage.agents.items():
+        names[agent["id"]] = f"agent {key}"
+    for key, value in stage.saved.items():
+        if isinstance(value, str) and value in stage.world.transactions:
+            names.setdefault(value, key)
+    return names
+
+
 @main.command()
 @click.argument("path", metavar="FILE")
 @click.option("--transaction", "name", required=True, metavar="NAME",
@@ -284,10 +302,13 @@ def timeline(path: str, name: str, seed: int | None, polls: bool) -> None:
                                  f"transaction id of this run; saved transactions: "
                                  f"{', '.join(known) or '(none)'}", param_hint="--transaction")
     tx = stage.world.transactions[transaction_id]
-    click.echo(f"{scenario.name}: transaction {transaction_id} ({tx.use_case.value}, "
+    names = _file_names(stage)
+    shown = f"{names[transaction_id]} ({transaction_id})" if transaction_id in names \
+        else transaction_id
+    click.echo(f"{scenario.name}: transaction {shown} ({tx.use_case.value}, "
                f"payment reference {tx.payment_reference}), seed {result.seed}")
     for line in render_story(stage.world, transaction_story(stage.world, transaction_id,
-                                                            polls=polls)):
+                                                            polls=polls, names=names)):
         click.echo(line)
     state = tx.lifecycle_status.value + (" (parked)" if tx.parked else "")
     click.echo(f"now {stage.world.iso()}: {state}; scenario "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -264,3 +265,15 @@ def test_json_on_an_invalid_file_is_json_with_every_problem_and_exit_2(write: Wr
     assert doc["errors"][0] == {"path": str(bad), "line": 2, "column": 15,
                                 "field": "world.seed", "message": doc["errors"][0]["message"]}
     assert "integer" in doc["errors"][0]["message"]
+
+
+def test_timeline_prints_the_files_names_not_ids() -> None:
+    path = ROOT / "scenarios" / "failed-parks-and-is-never-retried.yaml"
+    result = CliRunner().invoke(main, ["timeline", str(path), "--transaction", "tx"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split(": transaction ")[1].startswith("tx (")
+    assert any("from northbank's wallet" in ln for ln in lines if "  ledger  " in ln)
+    assert any("sent to issuer etherpound " in ln for ln in lines)
+    assert any(re.search(r"account (northbank|etherpound)\b", ln) for ln in lines
+               if "  rtgs  " in ln)
