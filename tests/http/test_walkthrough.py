@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import shutil
+import signal
 import socket
 import subprocess
 import sys
