@@ -124,6 +124,8 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
         200, array(ref("OperatorSubscription")), listing=True,
         query=(("participantId", {"type": "string", "format": "uuid"}, False),),
         lookup_404=True),
+    ("POST", "/sim/v1/conformance/receivers"): _op(200, "ConformanceReport",
+                                                   "ReceiverConformanceRequest"),
 }
 
 _UUID_PARAMS = ("issuerId",)

@@ -277,6 +277,14 @@ _OPERATOR: dict[str, Schema] = {
     "OperatorSubscription": obj({"id": STR, "participantId": UUID, "url": STR,
                                  "events": array(_EVENTS), "status": enum("active", "disabled"),
                                  "deleted": BOOL, "signingSecret": STR}),
+    "ReceiverConformanceRequest": obj({"url": STR, "secret": STR, "apiKey": STR},
+                                      {"probeUrl": STR}, closed=True),
+    "ConformanceReport": obj({
+        "kit": STR, "target": STR, "passed": BOOL, "exitCode": INT,
+        "counts": obj({"pass": INT, "fail": INT, "skip": INT}), "notes": array(STR),
+        "checks": array(obj({"id": STR, "title": STR, "rule": STR,
+                             "verdict": enum("pass", "fail", "skip"), "reason": STR,
+                             "durationMs": NUM, "evidence": ANY_OBJECT}))}),
 }
 
 SCHEMAS: dict[str, Schema] = {**_API, **_OPERATOR}
