@@ -58,6 +58,7 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("GET", "/sim/v1/log"): "readEventLog",
     ("GET", "/sim/v1/digest"): "getDigest",
     ("GET", "/sim/v1/webhooks"): "listSubscriptionSecrets",
+    ("POST", "/sim/v1/conformance/receivers"): "runReceiverConformance",
 }
 
 
