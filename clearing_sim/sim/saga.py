@@ -38,7 +38,8 @@ from clearing_sim.domain.instruction import InstructionStatus, NormalisedEvent
 from clearing_sim.domain.lifecycle import Trigger
 from clearing_sim.domain.profile import FeedbackChannel, FiatLeg, SettlementMode
 from clearing_sim.domain.transaction import ChainState, FeeStatus, LegTerms, RtgsState, Transaction
-from clearing_sim.sim.issuer import IssuerGateway, Snapshot
+from clearing_sim.sim.gateway import Gateway
+from clearing_sim.sim.issuer import Snapshot
 from clearing_sim.sim.ledger import LedgerRefused
 from clearing_sim.sim.rtgs import RtgsRefused
 
@@ -62,7 +63,7 @@ class LegOutcome(StrEnum):
 class _Sent:
     """An instruction the saga is waiting on."""
 
-    gateway: IssuerGateway
+    gateway: Gateway
     instruction_id: str
     deadline_ms: int
 
@@ -221,7 +222,7 @@ class Saga:
             receipt = yield from ledger.mint(tx.id, account, tx.target.amount)
             self._note(NormalisedEvent.MINTED, txHash=receipt.tx_hash)
 
-    def _pre_burn_transfer(self, terms: LegTerms, gateway: IssuerGateway) -> Proc:
+    def _pre_burn_transfer(self, terms: LegTerms, gateway: Gateway) -> Proc:
         tx = self.tx
         if self.transferred:
             return True
@@ -239,7 +240,7 @@ class Saga:
         self._update(chain=ChainState.TRANSFERRED_TO_ISSUER)
         return True
 
-    def _instruct(self, terms: LegTerms, gateway: IssuerGateway,
+    def _instruct(self, terms: LegTerms, gateway: Gateway,
                   command_id: CommandId) -> Proc:
         tx, profile = self.tx, self.world.profile_of(terms)
         body = self._instruction_body(terms, gateway, command_id)
@@ -256,7 +257,7 @@ class Saga:
             yield from gateway.execute(snap.instruction_id)
         return (yield from self._await(self.pending[terms.leg], profile.feedback_channel))
 
-    def _instruction_body(self, terms: LegTerms, gateway: IssuerGateway,
+    def _instruction_body(self, terms: LegTerms, gateway: Gateway,
                           command_id: CommandId) -> dict[str, str]:
         tx = self.tx
         body = {"idempotencyKey": instruction_idempotency_key(command_id, terms.leg),
