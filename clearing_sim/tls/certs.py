@@ -22,7 +22,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["CertBundle", "KeyPair", "issue", "issue_from_csr", "make_ca", "make_csr", "write_bundle"]
+__all__ = ["CertBundle", "KeyPair", "issue", "issue_from_csr", "make_ca", "make_csr",
+           "write_bundle"]
 
 SERVER_NAMES = ("localhost", "127.0.0.1")
 
