@@ -4,14 +4,16 @@ Public names: ``Call``, ``GatewayConfig``, ``Transport``, ``TransportProblem``.
 
 Every call has bounded timeouts and a bounded response size, and is recorded as a ``Call``
 (request and response, headers and bodies, elapsed wall time, or the error in plain words).
-OAuth 2.0 client credentials (Authentication 8) use Authlib's httpx client: the token is
-fetched on the first call and fetched again once it has expired; a static ``bearer`` is the
-simpler alternative. TLS failures are described by ``clearing_sim.tls.describe_tls_error``.
+OAuth 2.0 client credentials (Authentication 8): the token is fetched on the first call and
+again once ``expires_in`` (less 30 s) has passed; a static ``bearer`` is the simpler
+alternative (Authlib's httpx client was tried and left: Authlib 1.9 deprecates it).
+TLS failures are described by ``clearing_sim.tls.describe_tls_error``.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Callable
 from decimal import Decimal
@@ -79,14 +81,39 @@ class Call:
             return None
 
 
-def _oauth_client(config: GatewayConfig, verify: Any, timeout: httpx.Timeout) -> httpx.Client:
-    from authlib.integrations.httpx_client import OAuth2Client  # type: ignore[import-untyped]
+class _Token:
+    """OAuth 2.0 client credentials (RFC 6749 §4.4, client_secret_post): one access token,
+    reused until ``expires_in`` minus a leeway has passed, then fetched again."""
 
-    client = OAuth2Client(config.client_id, config.client_secret,
-                          token_endpoint=config.token_url, grant_type="client_credentials",
-                          token_endpoint_auth_method="client_secret_post", verify=verify,
-                          timeout=timeout)
-    return client  # type: ignore[no-any-return]
+    LEEWAY_S = 30.0
+
+    def __init__(self, config: GatewayConfig) -> None:
+        self.config = config
+        self.value: str | None = None
+        self.expires_at = 0.0
+
+    def header(self, client: httpx.Client) -> str | None:
+        """The Authorization value; raises ``httpx.HTTPError`` or ``ValueError``."""
+        if self.value is None or time.monotonic() >= self.expires_at:
+            self.fetch(client)
+        return f"Bearer {self.value}"
+
+    def fetch(self, client: httpx.Client) -> None:
+        assert self.config.token_url is not None
+        response = client.post(self.config.token_url, data={
+            "grant_type": "client_credentials", "client_id": self.config.client_id or "",
+            "client_secret": self.config.client_secret or ""},
+            headers={"Accept": "application/json"})
+        body = response.json() if response.status_code == 200 else None
+        token = body.get("access_token") if isinstance(body, dict) else None
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"the token endpoint answered HTTP {response.status_code}: "
+                             f"{response.text[:200]}")
+        ttl = body.get("expires_in") if isinstance(body, dict) else None
+        ttl_s = float(ttl) if isinstance(ttl, int | float) and not isinstance(ttl, bool) \
+            else 300.0
+        self.value = token
+        self.expires_at = time.monotonic() + max(ttl_s - self.LEEWAY_S, ttl_s / 2)
 
 
 class Transport:
@@ -104,14 +131,12 @@ class Transport:
         except TlsProblem as problem:
             raise TransportProblem(str(problem)) from None
         timeout = httpx.Timeout(config.timeout_s, connect=min(config.timeout_s, 5.0))
-        self._oauth = config.token_url is not None
-        if self._oauth:
-            self.client = _oauth_client(config, verify, timeout)
-        else:
-            headers = {} if config.bearer is None else \
-                {"Authorization": f"Bearer {config.bearer}"}
-            self.client = httpx.Client(verify=verify, timeout=timeout, headers=headers)
-        self._token_fetched = False
+        self.token = _Token(config) if config.token_url is not None else None
+        headers = {} if config.bearer is None else {"Authorization": f"Bearer {config.bearer}"}
+        # TCP_NODELAY: a request sent as two small writes must not wait for a delayed ACK
+        transport = httpx.HTTPTransport(verify=verify, socket_options=[
+            (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+        self.client = httpx.Client(transport=transport, timeout=timeout, headers=headers)
 
     def close(self) -> None:
         self.client.close()
@@ -125,15 +150,16 @@ class Transport:
             return f"no answer within {self.config.timeout_s:g} s ({type(error).__name__})"
         return f"{type(error).__name__}: {error}"
 
-    def _ensure_token(self) -> str | None:
-        if not self._oauth or self._token_fetched:
+    def _authorization(self, headers: dict[str, str]) -> str | None:
+        """Add the OAuth bearer token to ``headers``; a problem sentence if none comes."""
+        if self.token is None:
             return None
         try:
-            self.client.fetch_token()  # type: ignore[attr-defined]
-        except Exception as error:  # Authlib raises its own OAuthError, or httpx's
-            return f"OAuth token request to {self.config.token_url} failed: " + \
-                self._describe(error, self.config.token_url or "")
-        self._token_fetched = True
+            headers["Authorization"] = self.token.header(self.client) or ""
+        except (httpx.HTTPError, ValueError) as error:
+            reason = self._describe(error, self.config.token_url or "") \
+                if isinstance(error, httpx.HTTPError) else str(error)
+            return f"OAuth token request to {self.config.token_url} failed: {reason}"
         return None
 
     def request(self, method: str, url: str, body: dict[str, Any] | None = None,
@@ -143,7 +169,7 @@ class Transport:
         if body is not None:
             headers["Content-Type"] = "application/json"
         started = time.perf_counter()
-        problem = self._ensure_token()
+        problem = self._authorization(headers)
         call: Call
         if problem is not None:
             call = Call(method, url, tuple(headers.items()), raw.decode(), error=problem,
