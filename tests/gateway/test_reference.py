@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from clearing_sim.gateway.reference import GatewaySettings, ReferenceIssuer, create_app
 from clearing_sim.gateway.reference.app import Auth
-
 from tests.http.conftest import Client
 
 from .test_answers import json_values
