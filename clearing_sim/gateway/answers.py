@@ -3,8 +3,8 @@
 Public names: ``read_created``, ``read_refund``, ``read_snapshot``, ``step_allowed``.
 
 Each reader returns the value or a sentence saying what is wrong with the answer. A status
-may only move forward along RECEIVED → PENDING_APPROVAL → APPROVED → EXECUTING → COMPLETED or
-from a non-final status to REJECTED or FAILED (domain.instruction); COMPLETED needs its
+may only move forward along RECEIVED → PENDING_APPROVAL → APPROVED → EXECUTING → COMPLETED,
+to REJECTED before APPROVED, or from a non-final status to FAILED (sim.issuer); COMPLETED needs its
 on-chain proof (``onchain.txHash`` and an integer ``onchain.ledgerSequence``).
 """
 
@@ -27,7 +27,9 @@ def step_allowed(before: InstructionStatus, after: InstructionStatus) -> bool:
         return True
     if before in FINAL:
         return False
-    if after in (_S.REJECTED, _S.FAILED):
+    if after is _S.REJECTED:  # the decision: never after APPROVED (domain.instruction)
+        return before in (_S.RECEIVED, _S.PENDING_APPROVAL)
+    if after is _S.FAILED:
         return True
     return _ORDER.index(after) > _ORDER.index(before)
 

@@ -12,7 +12,8 @@ virtual time and a silence beyond ``approvalSlaSeconds`` takes milliseconds of w
 Answers are untrusted (``answers``): a timeout, a 5xx, a malformed answer or an answer
 larger than the bound is logged (``issuer.http``, with request and response) and counts as
 no news: the saga keeps polling and parks at its deadline. A status change the spec forbids
-(backwards, out of a final status, or past PENDING_APPROVAL before Mode 2's execute) is
+(backwards, out of a final status, REJECTED after APPROVED, or EXECUTING/COMPLETED before
+Mode 2's execute) is
 logged as ``issuer.protocol_violation`` and read as FAILED: the transaction parks and nothing
 is undone, since the issuer can no longer be trusted about the asset. A POST that got no
 answer is retried on each later read with the same idempotency key and body (a replay the
@@ -38,7 +39,13 @@ from clearing_sim.domain.profile import CustodyModel, FeedbackChannel, Settlemen
 from clearing_sim.domain.timefmt import render_iso
 from clearing_sim.gateway.answers import read_created, read_refund, read_snapshot, step_allowed
 from clearing_sim.gateway.transport import Call, GatewayConfig, Transport
-from clearing_sim.sim.issuer import IdempotencyConflict, Instruction, RefundResult, Snapshot
+from clearing_sim.sim.issuer import (
+    COMPENSATION_REASON,
+    IdempotencyConflict,
+    Instruction,
+    RefundResult,
+    Snapshot,
+)
 from clearing_sim.sim.ledger import ChainLedger, LedgerRefused
 
 if TYPE_CHECKING:
@@ -205,9 +212,13 @@ class HttpGateway:
         self._observe(ins, status)
         if ins.original is None:
             ins.original = Snapshot(real_id, status)
-        moved = (_S.APPROVED, _S.EXECUTING, _S.COMPLETED)
-        if ins.mode is SettlementMode.MODE_2 and status in moved \
-                and real_id not in self._execute_sent:
+        self._check_two_phase(ins, status)
+
+    def _check_two_phase(self, ins: Instruction, status: InstructionStatus) -> None:
+        """Mode 2 moves nothing before execute: EXECUTING or COMPLETED before it is a
+        violation (the issuer moved the asset without the irrevocable signal)."""
+        if ins.mode is SettlementMode.MODE_2 and status in (_S.EXECUTING, _S.COMPLETED) \
+                and ins.id not in self._execute_sent:
             self._violation(ins, f"{status.value} before execute (Mode 2)")
 
     def _resolve(self, instruction_id: str) -> Instruction:
@@ -254,6 +265,9 @@ class HttpGateway:
                 return snap
             changed = snap.status is not ins.status
             self._observe(ins, snap.status)
+            self._check_two_phase(ins, snap.status)
+            if ins.id in self._violations:
+                return snap
             quiet_for = time.monotonic() - self._quiet_since.get(ins.id, 0.0)
             if changed or snap.status in FINAL or quiet_for >= patience_s:
                 return snap
@@ -295,7 +309,11 @@ class HttpGateway:
         status, tx_hash = ("unanswered", "") if isinstance(answer, str) else answer
         if status == "refunded":
             try:
-                yield from self.ledger.transfer(transaction_id, from_wallet, refund_to, money)
+                if reason == COMPENSATION_REASON:  # the issuer re-issues a burned source
+                    yield from self.ledger.mint(transaction_id, refund_to, money)
+                else:
+                    yield from self.ledger.transfer(transaction_id, from_wallet, refund_to,
+                                                    money)
             except LedgerRefused:
                 status = "not_refundable"
         result = RefundResult(transaction_id, status, tx_hash if status == "refunded" else "",

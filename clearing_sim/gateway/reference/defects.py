@@ -55,8 +55,10 @@ DEFECTS: dict[Defect, DefectInfo] = {
         "silence: no answer until approvalSlaSeconds elapses, then the transaction parks",
         "reports FAILED where it was set up to stay silent", ("silence_parks",)),
     Defect.EXECUTE_BEFORE_APPROVAL: DefectInfo(
-        "Mode 2: execute is the irrevocable signal to move the asset, sent after the earmark",
-        "approves and moves the asset at once, before execute", _HAPPY, ("MODE_2",)),
+        "Mode 2: the issuer decides (APPROVED) and then waits for execute, the irrevocable "
+        "signal sent after the earmark, before it moves the asset",
+        "moves the asset without approving and without waiting for execute", _HAPPY,
+        ("MODE_2",)),
     Defect.COMPLETED_WITHOUT_PROOF: DefectInfo(
         "COMPLETED comes with its on-chain proof (onchain.txHash and ledgerSequence)",
         "answers COMPLETED with onchain.txHash null", _HAPPY),

@@ -2,8 +2,9 @@
 
 Public names: ``GatewaySettings``, ``RefInstruction``, ``ReferenceIssuer``, ``StateProblem``.
 
-An instruction advances RECEIVED → PENDING_APPROVAL → APPROVED → EXECUTING → COMPLETED like
-the simulated issuer's; in Mode 2 it waits at PENDING_APPROVAL for execute. Its outcome is
+An instruction advances RECEIVED → PENDING_APPROVAL → APPROVED (or REJECTED: the decision) →
+EXECUTING → COMPLETED (or FAILED) like the simulated issuer's; in Mode 2 it holds at APPROVED
+until execute (two-phase: the issuer decides before the irrevocable signal). Its outcome is
 armed by a provider state (by ``reference``, or for the next instruction) or by a trigger
 amount; otherwise it completes. After every status change past RECEIVED it sends a signed
 status webhook when it was given a ``webhookUrl``. Ids, hashes and latencies come from one
@@ -37,6 +38,7 @@ STATES = {"instruction will be rejected": Outcome.REJECTED,
           "instruction will fail": Outcome.FAILED,
           "instruction will complete": Outcome.COMPLETE}
 CALLBACKS_STATE = "callbacks go to"
+COMPENSATION_REASON = "mint_rejected"  # re-issue a burned source (sim.issuer's reason)
 
 
 class StateProblem(Exception):
@@ -141,10 +143,6 @@ class ReferenceIssuer:
         ins = RefInstruction(self._uuid(), kind, clean, self._outcome(clean))
         self.instructions[ins.id] = ins
         self.by_key[key] = ins.id
-        if self.has(Defect.EXECUTE_BEFORE_APPROVAL) and self.settings.mode == "MODE_2" \
-                and ins.outcome is Outcome.COMPLETE:
-            ins.status = _S.APPROVED  # defect: approved (and moving) before execute
-            ins.executed.set()
         ins.answer = {"instructionId": ins.id, "status": ins.status.value}
         self._spawn(self._progress(ins))
         return 201, ins.answer
@@ -171,7 +169,8 @@ class ReferenceIssuer:
         mine = [i for i in self.instructions.values() if i.body["reference"] == reference]
         if self.has(Defect.REFUND_NEVER_COMES):
             return 202, {"transactionId": tx_id, "status": "pending"}
-        if any(i.kind == "burn" and i.status is _S.COMPLETED for i in mine):
+        burned = any(i.kind == "burn" and i.status is _S.COMPLETED for i in mine)
+        if burned and body["reason"] != COMPENSATION_REASON:
             return 409, {"transactionId": tx_id, "status": "not_refundable"}
         for ins in mine:
             ins.expired = True
@@ -213,23 +212,25 @@ class ReferenceIssuer:
         await self._step()
         if ins.outcome is Outcome.SILENCE or ins.expired:
             return
-        if ins.status is _S.RECEIVED:
-            await self._set(ins, _S.PENDING_APPROVAL)
-            if self.settings.mode == "MODE_2":
+        await self._set(ins, _S.PENDING_APPROVAL)
+        await self._step()
+        if _closed(ins):
+            return
+        if ins.outcome is Outcome.REJECTED:  # the decision comes before anything moves
+            await self._set(ins, _S.REJECTED)
+            return
+        early = self.has(Defect.EXECUTE_BEFORE_APPROVAL) and self.settings.mode == "MODE_2"
+        if not early:
+            await self._set(ins, _S.APPROVED)
+            if self.settings.mode == "MODE_2":  # two-phase: nothing moves until execute
                 await ins.executed.wait()
             await self._step()
         if _closed(ins):
             return
-        if ins.outcome is Outcome.REJECTED:
-            await self._set(ins, _S.REJECTED)
-            return
-        if ins.status is not _S.APPROVED:
-            await self._set(ins, _S.APPROVED)
-        await self._step()
         if ins.outcome is Outcome.FAILED:
             await self._set(ins, _S.FAILED)
             return
-        await self._set(ins, _S.EXECUTING)
+        await self._set(ins, _S.EXECUTING)  # the defect: moving, no approval, no execute
         await self._step()
         self._sequence += 1
         if not self.has(Defect.COMPLETED_WITHOUT_PROOF):
