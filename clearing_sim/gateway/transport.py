@@ -1,6 +1,7 @@
 """The service's HTTP calls to one issuer gateway: mTLS, bearer or OAuth, bounded, recorded.
 
-Public names: ``Call``, ``GatewayConfig``, ``Transport``, ``TransportProblem``.
+Public names: ``Call``, ``GatewayConfig``, ``Transport``, ``TransportProblem``,
+``config_from_wire``.
 
 Every call has bounded timeouts and a bounded response size, and is recorded as a ``Call``
 (request and response, headers and bodies, elapsed wall time, or the error in plain words).
@@ -26,7 +27,7 @@ from attrs import field, frozen
 from clearing_sim.domain.instruction import Outcome
 from clearing_sim.tls import TlsProblem, client_context, describe_tls_error
 
-__all__ = ["Call", "GatewayConfig", "Transport", "TransportProblem"]
+__all__ = ["Call", "GatewayConfig", "Transport", "TransportProblem", "config_from_wire"]
 
 RESPONSE_BYTES_MAX = 65_536
 
@@ -58,6 +59,26 @@ class GatewayConfig:
     @property
     def base(self) -> str:
         return self.api_base_url.rstrip("/")
+
+
+def config_from_wire(fields: dict[str, Any]) -> GatewayConfig:
+    """A ``GatewayConfig`` from the wire names of a world file's ``gateway`` (or the
+    operator route's body), already validated by their schema."""
+    def path(name: str) -> Path | None:
+        value = fields.get(name)
+        return None if value is None else Path(str(value))
+
+    def text(name: str) -> str | None:
+        value = fields.get(name)
+        return None if value is None else str(value)
+
+    return GatewayConfig(
+        str(fields["apiBaseUrl"]), text("refundUrl"), path("caFile"), path("clientCert"),
+        path("clientKey"), text("bearer"), text("tokenUrl"), text("clientId"),
+        text("clientSecret"), float(fields.get("timeoutSeconds", 5)),
+        patience_ms=int(fields.get("patienceMs", 1_000)),
+        provider_states_url=text("providerStatesUrl"),
+        webhook_secret=text("webhookSecret") or "whsec_conformance")
 
 
 @frozen

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,8 +30,9 @@ from clearing_sim.gateway.reference import (
 )
 from clearing_sim.gateway.serving import ServerThread
 from clearing_sim.http import ServeOptions, create_app
+from clearing_sim.http.cli import load_world
 
-from .conftest import OP, TOKEN, issuer_body, redeem_body
+from .conftest import OP, TOKEN, Client, issuer_body, redeem_body
 
 
 @define
@@ -193,3 +195,46 @@ def test_the_issuer_conformance_route_runs_the_suite_on_a_real_gateway(stage: St
     assert verdicts["rejection_unwinds"] == "passed" and verdicts["silence_parks"] == "passed"
     armed = stage.log("issuer.armed")
     assert {a["fields"]["via"] for a in armed} == {"provider-state"}
+
+
+WORLD = """\
+world: {seed: 5}
+members:
+  northbank: {wallets: {GBPQ: "100.00"}}
+issuers:
+  solquid:
+    name: Sol Quid
+    rtgs: "1000000.00"
+    assets: [GBPQ]
+    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: true,
+              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
+              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: solana, apiBaseUrl: "%(url)s"}
+    gateway: {apiBaseUrl: "%(url)s", bearer: t0ken, patienceMs: 200}
+"""
+
+
+def test_a_world_file_puts_an_issuer_on_its_real_gateway(tmp_path: Path) -> None:
+    """The world file's ``gateway`` field: the staged issuer's saga calls go over HTTP."""
+    from clearing_sim.gateway.reference.app import Auth
+
+    issuer = ReferenceIssuer(GatewaySettings(mode="MODE_3", step_ms=5))
+    with ServerThread(reference_app(issuer, Auth(bearer="t0ken"))) as gateway:
+        path = tmp_path / "world.yaml"
+        path.write_text(WORLD % {"url": gateway.base_url})
+        client = Client(create_app(ServeOptions(operator_token=TOKEN),
+                                   scenario=load_world(str(path))))
+        try:
+            staged = {s.key: s for s in client.sim.staged}
+            asset = {"code": "GBPQ", "issuer": str(staged["solquid"].participant.assets[0]
+                                                   .issuer)}
+            auth = {"Authorization": f"Bearer {staged['northbank'].api_key}"}
+            made = client.post("/api/v1/transactions", headers=auth,
+                               json=redeem_body(asset, "40.00", "INV-W"))
+            assert made.status_code == 201, made.text
+            tx_id = made.json()["data"]["id"]
+            client.advance(120)
+            tx = client.get(f"/api/v1/transactions/{tx_id}", headers=auth).json()["data"]
+        finally:
+            client.close()
+    assert tx["lifecycleStatus"] == "settled", tx
+    assert len(issuer.instructions) == 1
