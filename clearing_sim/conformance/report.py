@@ -73,6 +73,10 @@ def _text(body: bytes | str | None) -> str:
     return text
 
 
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
 @frozen
 class Exchange:
     """One HTTP request and what came back: a status with headers and body, or an error."""
@@ -94,10 +98,14 @@ class Exchange:
         return f"{self.method} {self.url} -> {answer}{took}"
 
 
+def _exchanges(values: Iterable[Exchange]) -> tuple[Exchange, ...]:
+    return tuple(values)
+
+
 @frozen
 class Evidence:
-    exchanges: tuple[Exchange, ...] = field(default=(), converter=tuple)
-    notes: tuple[str, ...] = field(default=(), converter=tuple)
+    exchanges: tuple[Exchange, ...] = field(default=(), converter=_exchanges)
+    notes: tuple[str, ...] = field(default=(), converter=_strings)
 
 
 @frozen
@@ -113,12 +121,16 @@ class Check:
     duration_ms: float = 0.0
 
 
+def _checks(values: Iterable[Check]) -> tuple[Check, ...]:
+    return tuple(values)
+
+
 @frozen
 class Report:
     kit: str
     target: str
-    checks: tuple[Check, ...] = field(converter=tuple)
-    notes: tuple[str, ...] = field(default=(), converter=tuple)
+    checks: tuple[Check, ...] = field(converter=_checks)
+    notes: tuple[str, ...] = field(default=(), converter=_strings)
 
     @property
     def passed(self) -> bool:

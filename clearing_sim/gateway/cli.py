@@ -1,6 +1,9 @@
 """``clearing-sim issuer serve|certs`` and ``clearing-sim conformance issuer``.
 
-Public names: ``conformance``, ``issuer``.
+Public names: ``conformance_issuer``, ``issuer``.
+
+``conformance_issuer`` is added to the shared ``clearing-sim conformance`` group
+(``clearing_sim.conformance.cli``) as ``conformance issuer``.
 
 Thin doors: each decodes its options, calls one function (the reference gateway, the
 certificate bundle, the kit) and prints. Exit codes of the kit: 0 every mandatory scenario
@@ -37,7 +40,7 @@ from clearing_sim.gateway.serving import ServerTls, bind
 from clearing_sim.gateway.transport import GatewayConfig
 from clearing_sim.tls import write_bundle
 
-__all__ = ["conformance", "issuer"]
+__all__ = ["conformance_issuer", "issuer"]
 
 _MODES = {"2": SettlementMode.MODE_2, "3": SettlementMode.MODE_3}
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -133,12 +136,7 @@ def certs(out: Path, days: int) -> None:
         click.echo(str(path))
 
 
-@click.group()
-def conformance() -> None:
-    """Conformance kits against a member's or an issuer's real endpoint."""
-
-
-@conformance.command("issuer")
+@click.command("issuer")
 @click.option("--api-base-url", required=True, help="the gateway's apiBaseUrl")
 @click.option("--mode", type=click.Choice(["2", "3"]), default="3", show_default=True)
 @click.option("--ca-file", type=_FILE, help="the issuer's CA bundle (verifies its server)")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from clearing_sim.gateway.cli import conformance
+from clearing_sim.conformance.cli import conformance
 from clearing_sim.gateway.reference import (
     DEFECTS,
     Defect,
