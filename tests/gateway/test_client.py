@@ -102,3 +102,50 @@ def test_a_forbidden_transition_is_a_protocol_violation_read_as_failed(hostile: 
     assert tx.parked and tx.reason_code == "issuer_failed"
     violations = world.log.select("issuer.protocol_violation", transactionId=tx.id)
     assert violations and "APPROVED → RECEIVED" in str(violations[0]["problem"])
+
+
+RECORDED: list[tuple[str, bytes, dict[str, str]]] = []
+
+
+async def _record(request: Request) -> Response:
+    RECORDED.append((request.url.path, await request.body(), dict(request.headers)))
+    if request.url.path.endswith("-instructions"):
+        return JSONResponse({"instructionId": "ins-9", "status": "RECEIVED"}, 201)
+    return JSONResponse({"instructionId": "ins-9", "status": "RECEIVED"})
+
+
+def test_instruction_bodies_are_the_specs_byte_for_byte() -> None:
+    """Spec, Issuer-side contract: idempotencyKey (UUIDv5 of command id and leg), reference
+    (≤ 35 characters), sourceWalletId, amount (decimal string), assetCode; compact JSON."""
+    import json
+    import uuid
+
+    from clearing_sim.domain.ids import instruction_idempotency_key, instruction_reference
+
+    app = Starlette(routes=[Route("/{path:path}", _record, methods=["GET", "POST"])])
+    RECORDED.clear()
+    with ServerThread(app) as server:
+        cast = example_world(approval_sla_s=10)
+        world, issuer = cast.world, cast.issuers[3]
+        config = GatewayConfig(server.base_url, patience_ms=0, bearer="b")
+        world.use_gateway(issuer.id, HttpGateway(world, issuer.id, issuer.name,
+                                                 world.ledgers[issuer.profile.ledger], config),
+                          server.base_url)
+        tx = world.initiate(cast.member.id, redeem(cast.asset(3), "12.50"))
+        world.run_all()
+    path, raw, headers = RECORDED[0]
+    assert path == "/burn-instructions"
+    assert headers["authorization"] == "Bearer b"
+    assert headers["content-type"] == "application/json"
+    body = json.loads(raw)
+    assert raw == json.dumps(body, separators=(",", ":")).encode()
+    assert list(body) == ["idempotencyKey", "reference", "sourceWalletId", "amount",
+                          "assetCode"]
+    record = world.transactions[tx.id]
+    assert body["idempotencyKey"] == instruction_idempotency_key(record.command_id, "burn")
+    assert uuid.UUID(body["idempotencyKey"]).version == 5
+    assert body["reference"] == instruction_reference(tx.id) and len(body["reference"]) <= 35
+    assert body["amount"] == "12.50" and body["assetCode"] == cast.asset(3).code
+    refunds = [r for r in RECORDED if r[0] == "/treasury/refunds"]  # Mode 3 silence: refund
+    assert refunds and set(json.loads(refunds[0][1])) == {"transactionId", "reason",
+                                                           "refundToWalletId"}
