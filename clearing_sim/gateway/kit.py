@@ -179,8 +179,3 @@ def run_kit(options: KitOptions) -> Report:
     return Report("issuer", config.base, cast(Any, _checks(run, gateway, queue)),
                   cast(Any, notes))
 
-
-def describe(options: KitOptions) -> dict[str, Any]:
-    """What the kit will do, for ``--json`` headers and docs."""
-    return {"apiBaseUrl": options.config.base, "mode": options.mode.value,
-            "approvalSlaSeconds": options.approval_sla_s}

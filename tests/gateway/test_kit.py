@@ -56,14 +56,16 @@ def test_every_mandatory_scenario_passes_over_mtls_with_an_oauth_token(
                     "--client-ca", str(certs.ca_cert), "--oauth-client-id", "svc",
                     "--oauth-client-secret", "s3cret")
     assert gateway.base_url.startswith("https://127.0.0.1:")
-    junit = tmp_path / "kit.xml"
+    junit, page = tmp_path / "kit.xml", tmp_path / "kit.html"
     code, report = _kit(gateway.base_url, *_mtls(certs), "--token-url",
                         gateway.base_url + "/oauth/token", "--client-id", "svc",
-                        "--client-secret", "s3cret", "--junit", str(junit))
+                        "--client-secret", "s3cret", "--junit", str(junit),
+                        "--html", str(page))
     assert code == 0, _failed(report)
     assert {c["id"] for c in report["checks"]} == SCENARIOS
     assert all(c["verdict"] == "pass" for c in report["checks"])
     assert b"<testsuite" in junit.read_bytes()
+    assert "happy_path_burn" in page.read_text()
     happy = next(c for c in report["checks"] if c["id"] == "happy_path_burn")
     exchanges = happy["evidence"]["exchanges"]
     assert any("/burn-instructions" in e["request"]["url"] for e in exchanges)
