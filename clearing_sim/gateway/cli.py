@@ -38,7 +38,7 @@ from clearing_sim.gateway.reference.app import Auth, create_app
 from clearing_sim.gateway.reference.state import TRIGGERS_DEFAULT
 from clearing_sim.gateway.serving import ServerTls, bind
 from clearing_sim.gateway.transport import GatewayConfig
-from clearing_sim.tls import write_bundle
+from clearing_sim.tls.certs import sign_csr_file, write_bundle
 
 __all__ = ["conformance_issuer", "issuer"]
 
@@ -128,9 +128,19 @@ def serve(host: str, port: int, seed: int, mode: str, defects: tuple[str, ...], 
 @issuer.command()
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
 @click.option("--days", type=click.IntRange(1, 3650), default=365, show_default=True)
-def certs(out: Path, days: int) -> None:
+@click.option("--csr", type=_FILE, help="sign this CSR (PEM) with the test CA already in OUT")
+def certs(out: Path, days: int, csr: Path | None) -> None:
     """Make a test CA, the service's client certificate (from a CSR) and an issuer's server
-    certificate for localhost and 127.0.0.1, as PEM files in OUT."""
+    certificate for localhost and 127.0.0.1, as PEM files in OUT; with --csr, sign a CSR
+    with the CA already in OUT instead (a client certificate)."""
+    if csr is not None:
+        if not (out / "ca.key").is_file():
+            _usage(f"no test CA in {out}: run clearing-sim issuer certs --out {out} first")
+        try:
+            click.echo(str(sign_csr_file(out, csr.read_bytes(), dt.datetime.now(dt.UTC), days)))
+        except ValueError as error:
+            _usage(f"{csr}: not a usable CSR: {error}")
+        return
     bundle = write_bundle(out, dt.datetime.now(dt.UTC), days)
     for path in (*bundle.files(), out / "ca.key", out / "service-client.csr"):
         click.echo(str(path))

@@ -1,7 +1,7 @@
 """A local test CA and the certificates of Authentication 8, made with ``cryptography``.
 
-Public names: ``CertBundle``, ``KeyPair``, ``issue_from_csr``, ``make_ca``, ``make_csr``,
-``write_bundle``.
+Public names: ``CertBundle``, ``KeyPair``, ``issue``, ``issue_from_csr``, ``make_ca``,
+``make_csr``, ``sign_csr_file``, ``write_bundle``.
 
 The spec's flow: the issuer submits a CSR for the service's mTLS client certificate during
 onboarding and supplies a CA bundle its own server certificate chains to. Locally one test CA
@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 __all__ = ["CertBundle", "KeyPair", "issue", "issue_from_csr", "make_ca", "make_csr",
-           "write_bundle"]
+           "sign_csr_file", "write_bundle"]
 
 SERVER_NAMES = ("localhost", "127.0.0.1")
 
@@ -126,6 +126,26 @@ def issue(ca: KeyPair, common_name: str, *, server: bool, now: dt.datetime,
     """Key, CSR and certificate in one step."""
     key, csr = make_csr(common_name)
     return KeyPair(key, issue_from_csr(ca, csr, server=server, now=now, days=days))
+
+
+def sign_csr_file(out: Path, csr_pem: bytes, now: dt.datetime, days: int = 365) -> Path:
+    """The test CA in ``out`` (``ca.crt``, ``ca.key`` from ``write_bundle``) signs a CSR an
+    issuer submitted: a client certificate ``<common name>.crt`` beside it."""
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    ca_key = load_pem_private_key((out / "ca.key").read_bytes(), None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey), "the test CA's key is EC P-256"
+    ca = KeyPair(ca_key, x509.load_pem_x509_certificate((out / "ca.crt").read_bytes()))
+    csr = x509.load_pem_x509_csr(csr_pem)
+    if not csr.is_signature_valid:
+        raise ValueError("the CSR's signature does not match its public key")
+    names = csr.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in
+                   (str(names[0].value) if names else "client")) or "client"
+    cert = issue_from_csr(ca, csr, server=False, now=now, days=days)
+    target = out / f"{stem}.crt"
+    target.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return target
 
 
 def write_bundle(out: Path, now: dt.datetime, days: int = 365) -> CertBundle:

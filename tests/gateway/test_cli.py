@@ -20,6 +20,28 @@ def test_certs_writes_the_bundle(tmp_path: Path) -> None:
             "issuer-server.crt", "issuer-server.key"} <= names
 
 
+def test_certs_signs_a_submitted_csr_with_the_test_ca(tmp_path: Path) -> None:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    from clearing_sim.tls import make_csr
+
+    out = tmp_path / "c"
+    assert CliRunner().invoke(issuer, ["certs", "--out", str(out)]).exit_code == 0
+    _, csr = make_csr("acme issuer client")
+    csr_file = tmp_path / "acme.csr"
+    csr_file.write_bytes(csr.public_bytes(serialization.Encoding.PEM))
+    result = CliRunner().invoke(issuer, ["certs", "--out", str(out), "--csr", str(csr_file)])
+    assert result.exit_code == 0, result.output
+    cert = x509.load_pem_x509_certificate(Path(result.output.strip()).read_bytes())
+    ca = x509.load_pem_x509_certificate((out / "ca.crt").read_bytes())
+    assert cert.issuer == ca.subject and cert.subject == csr.subject
+    garbage = tmp_path / "bad.csr"
+    garbage.write_text("not a csr")
+    refused = CliRunner().invoke(issuer, ["certs", "--out", str(out), "--csr", str(garbage)])
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+
+
 def test_defect_list_names_every_defect_and_what_catches_it() -> None:
     result = CliRunner().invoke(issuer, ["serve", "--port", "0", "--defect", "list"])
     assert result.exit_code == 0
