@@ -9,6 +9,7 @@ GET /instructions/{id} after every delivery before acting) and Authentication 8.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from decimal import Decimal
@@ -18,6 +19,8 @@ from typing import Any
 import httpx
 import pytest
 from attrs import define
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.gateway.reference import (
@@ -238,3 +241,46 @@ def test_a_world_file_puts_an_issuer_on_its_real_gateway(tmp_path: Path) -> None
             client.close()
     assert tx["lifecycleStatus"] == "settled", tx
     assert len(issuer.instructions) == 1
+
+
+@pytest.fixture(scope="module")
+def fuzz_client() -> Iterator[tuple[Client, str]]:
+    client = Client(create_app(ServeOptions(operator_token=TOKEN, seed=4)))
+    response = client.op("POST", "/sim/v1/participants",
+                         issuer_body("Ether Pound", "GBPE", "evm"))
+    yield client, response.json()["data"]["participantId"]
+    client.close()
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["apiBaseUrl", "caFile", "bearer", "tokenUrl", "patienceMs",
+                         "timeoutSeconds", "webhookSecret", "instructionId", "status", "x"]),
+        inner, max_size=4), max_leaves=8)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.one_of(_JSON_VALUES.map(json.dumps), st.text(max_size=60)),
+       signature=st.one_of(st.none(), st.text(st.characters(min_codepoint=32,
+                                                            max_codepoint=126), max_size=60)),
+       suffix=st.sampled_from(["", "/x", "/", "/%0A"]))
+def test_no_issuer_webhook_makes_a_5xx_or_a_prompt(fuzz_client: tuple[Client, str],
+                                                   body: str, signature: str | None,
+                                                   suffix: str) -> None:
+    client, issuer_id = fuzz_client
+    headers = {} if signature is None else {"Service-Signature": signature}
+    response = client.post(f"/issuer-webhooks/{issuer_id}{suffix}", content=body.encode(),
+                           headers=headers)
+    assert response.status_code in (401, 404), response.text
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.one_of(_JSON_VALUES.map(json.dumps), st.text(max_size=60)))
+def test_no_gateway_body_makes_a_5xx(fuzz_client: tuple[Client, str], body: str) -> None:
+    client, issuer_id = fuzz_client
+    response = client.request("PUT", f"/sim/v1/operator/issuers/{issuer_id}/gateway",
+                              content=body.encode(), headers=OP)
+    assert response.status_code < 500, response.text
