@@ -49,6 +49,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "workload": "clearing_sim.analysis.cli:workload",
     "sweep": "clearing_sim.analysis.cli:sweep",
     "report": "clearing_sim.analysis.cli:report",
+    "issuer": "clearing_sim.gateway.cli:issuer",
 }
 
 
