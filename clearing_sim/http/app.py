@@ -37,10 +37,11 @@ from clearing_sim.domain.errors import (
 )
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.delivery import RealDeliveries, RealOutcome
+from clearing_sim.http.gateways import WEBHOOK_PREFIX, issuer_webhook
 from clearing_sim.http.openapi import document
 from clearing_sim.http.operator import OPERATOR_ROUTES, OperatorSurface
 from clearing_sim.http.options import ClockMode, ServeOptions
-from clearing_sim.http.recorder import UNJOURNALED_PATHS, journaled_operator
+from clearing_sim.http.recorder import journaled_operator, unjournaled
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.service import envelope
@@ -98,6 +99,8 @@ class Shim:
         elif _prefixed(path, "/sim/v1"):
             await self.clock.catch_up()
             response = await self._operator(request)
+        elif _prefixed(path, WEBHOOK_PREFIX):  # a real issuer's status webhook
+            response = await self._issuer(request)
         elif path == "/openapi.json" and request.method in ("GET", "HEAD"):
             response = Response(200, _JSON, self.openapi)
         elif path == "/openapi.json":
@@ -125,16 +128,24 @@ class Shim:
 
     async def _operator(self, request: Request) -> Response:
         journal = self.sim.journal
-        if journal is not None and request.path in UNJOURNALED_PATHS:
+        if journal is not None and unjournaled(request):
             return self._refusal(NotAllowed.one(None, "not_journaled", (
-                f"{request.path} talks to a real receiver and changes the world in ways a "
-                "journal cannot replay; serve without --journal to use it")))
+                f"{request.path[:200]} would make the world depend on a real receiver or "
+                "issuer that a journal cannot replay; serve without --journal to use it")))
         response = await self.operator.handle(request)
         if journal is not None:
             # No await between the handler's change and this append: the order holds.
             if journaled_operator(request, response):
                 journal.operator(request, response, self.sim.world.now_ms)
             await journal.durable()  # its own entry, or the clock's, or a checkpoint's
+        return response
+
+    async def _issuer(self, request: Request) -> Response:
+        response = await issuer_webhook(self.sim, request)
+        journal = self.sim.journal
+        if journal is not None and request.method == "POST" and response.status in (202, 401):
+            journal.issuer(request, response, self.sim.world.now_ms)  # no await before: order
+            await journal.durable()
         return response
 
     def _refusal(self, error: DomainError) -> Response:

@@ -70,7 +70,7 @@ def _virtual(ms: int) -> str:
 
 def _describe(entry: dict[str, Any]) -> str:
     kind = entry.get("k")
-    if kind in ("api", "op"):
+    if kind in ("api", "op", "issuer"):
         query = "&".join(f"{k}={v}" for k, v in entry.get("query", []))
         target = entry["path"] + (f"?{query}" if query else "")
         key = next((v for k, v in entry.get("headers", [])

@@ -12,6 +12,8 @@ Entry kinds (every entry has ``n``, its sequence number, and ``k``, its kind):
   ``api.request``), at virtual ``at``: method, path, query, headers (``Authorization``
   sealed), body (``body`` as text, ``body64`` when not UTF-8), the answer's ``status`` and
   the sha256 of its body (``sha``, 16 hex digits) — replay checks both;
+- ``issuer``: a status webhook that arrived at ``/issuer-webhooks/{issuerId}`` (it may
+  change the world); replay checks its status;
 - ``op``: an ``/sim/v1`` request that changes something (not a read, not the clock, whose
   moves are ``clock`` entries), its ``Authorization`` dropped; replay checks its status;
 - ``clock``: what one hold of the world lock by the clock did: ``steps`` engine events run,
@@ -39,15 +41,24 @@ from clearing_sim.http.journal import Header, JournalError, JournalWriter, decod
 from clearing_sim.http.sealing import Sealer
 from clearing_sim.service.messages import Request, Response
 
-__all__ = ["UNJOURNALED_PATHS", "Checkpoint", "Recorder", "journaled_operator", "request_of"]
+__all__ = ["Checkpoint", "Recorder", "journaled_operator", "request_of", "unjournaled"]
 
-WORLD_KINDS = frozenset({"api", "op", "clock", "deliveries"})
+WORLD_KINDS = frozenset({"api", "op", "issuer", "clock", "deliveries"})
 _NOT_JOURNALED_PATHS = frozenset({"/sim/v1/clock/advance", "/sim/v1/checkpoints",
                                   "/sim/v1/rewind"})
 _REFUSED_AT_THE_DOOR = frozenset({401, 404, 405})
-#: Operator routes refused (409 ``not_journaled``) while journaling: the receiver battery
-#: calls a real receiver and stages through the engine directly, which replay cannot redo.
-UNJOURNALED_PATHS = frozenset({"/sim/v1/conformance/receivers"})
+_BATTERY = "/sim/v1/conformance/receivers"
+_GATEWAY = ("/sim/v1/operator/issuers/", "/gateway")
+
+
+def unjournaled(request: Request) -> bool:
+    """Operator requests refused (409 ``not_journaled``) while journaling: the receiver
+    battery (it calls a real receiver and stages through the engine directly) and putting an
+    issuer on a real gateway (the saga would call the real issuer, which replay cannot redo
+    without calling it again)."""
+    path = request.path
+    return path == _BATTERY or (request.method == "PUT" and path.startswith(_GATEWAY[0])
+                                and path.endswith(_GATEWAY[1]))
 
 
 def journaled_operator(request: Request, response: Response) -> bool:
@@ -168,6 +179,13 @@ class Recorder:
                    if name.lower() != "authorization"]
         self._append({"k": "op", "at": at_ms, "method": request.method, "path": request.path,
                       "query": [list(pair) for pair in request.query], "headers": headers,
+                      **_body_fields(request.body), "status": response.status})
+
+    def issuer(self, request: Request, response: Response, at_ms: int) -> None:
+        """A status webhook of a (simulated) issuer, as it arrived."""
+        self._append({"k": "issuer", "at": at_ms, "method": request.method,
+                      "path": request.path, "query": [list(pair) for pair in request.query],
+                      "headers": [[name, value] for name, value in request.headers],
                       **_body_fields(request.body), "status": response.status})
 
     def clock(self, at_ms: int, steps: int, to_ms: int | None) -> None:

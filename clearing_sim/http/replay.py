@@ -34,6 +34,7 @@ from starlette.applications import Starlette
 from clearing_sim import __version__
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.delivery import GATEWAY_TIMEOUT, Outgoing, RealOutcome
+from clearing_sim.http.gateways import issuer_webhook
 from clearing_sim.http.journal import Header, JournalError, JournalFile, JournalWriter
 from clearing_sim.http.operator import OperatorSurface
 from clearing_sim.http.recorder import Recorder, request_of
@@ -131,6 +132,13 @@ async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
                 raise _diverged(entry, f"answered {entry['status']} then, "
                                        f"{response.status} now")
             clock.rebase()
+            tally.requests += 1
+        elif kind == "issuer":
+            request = request_of(entry, sealer, token)
+            response = await issuer_webhook(sim, request)
+            if response.status != entry["status"]:
+                raise _diverged(entry, f"answered {entry['status']} then, "
+                                       f"{response.status} now")
             tally.requests += 1
         elif kind == "clock":
             request, response = None, None
