@@ -243,3 +243,22 @@ def test_a_batch_without_journaled_outcomes_is_answered_504_at_restart(
     last = read_journal(path).entries[-1][1]
     assert last["k"] == "deliveries" and last["outcomes"][0][0] == 504
     again.close()
+
+
+def test_issuer_webhooks_are_journaled_and_a_real_gateway_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path)
+    issuer = add(client, issuer_body())
+    refused = client.request("PUT", f"/sim/v1/operator/issuers/{issuer.id}/gateway",
+                             headers=OP, json={"apiBaseUrl": "https://issuer.example/api"})
+    assert (refused.status_code, refused.json()["errors"][0]["code"]) == (409, "not_journaled")
+    arrived = client.post(f"/issuer-webhooks/{issuer.id}", content=b'{"forged": true}',
+                          headers={"Service-Signature": "t=1,v1=00"})
+    assert arrived.status_code == 401
+    before = digest(client)
+    client.close()
+    kinds = [e["k"] for _, e in read_journal(path).entries]
+    assert kinds == ["op", "issuer"]
+    again, _ = journaled(path)
+    assert digest(again) == before
+    again.close()
