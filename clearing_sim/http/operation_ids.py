@@ -60,7 +60,6 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("GET", "/sim/v1/digest"): "getDigest",
     ("GET", "/sim/v1/webhooks"): "listSubscriptionSecrets",
     ("POST", "/sim/v1/conformance/receivers"): "runReceiverConformance",
-    ("PUT", "/sim/v1/operator/issuers/{issuerId}/gateway"): "putIssuerGateway",
     ("POST", "/sim/v1/checkpoints"): "createCheckpoint",
     ("GET", "/sim/v1/checkpoints"): "listCheckpoints",
     ("POST", "/sim/v1/rewind"): "rewindToCheckpoint",
