@@ -4,7 +4,9 @@ Public names: ``main``.
 
 Commands that pull in heavy packages (the HTTP shim, the analysts' sweeps) live beside their
 door and are imported only when invoked: ``LAZY_COMMANDS`` maps a command name to
-``module:attribute`` of a ``click.Command``.
+``module:attribute`` of a ``click.Command``. ``--help`` lists them from ``LAZY_SUMMARIES``
+(each the first line of the command's help, a test keeps them equal), so the group's help
+and ``run`` never import pandas, matplotlib, dask, pyarrow, Starlette or uvicorn.
 """
 
 from __future__ import annotations
@@ -47,6 +49,14 @@ LAZY_COMMANDS: dict[str, str] = {
     "report": "clearing_sim.analysis.cli:report",
 }
 
+#: name -> the first line of the lazy command's help, as ``--help`` lists it.
+LAZY_SUMMARIES: dict[str, str] = {
+    "serve": "Serve the API over HTTP on a simulated world whose clock you drive.",
+    "workload": "Run one workload file under one seed; print its key figures and digest.",
+    "sweep": "Run a sweep: every parameter set of FILE × every seed; results as Parquet in --out.",
+    "report": "Write a self-contained HTML report of the sweep results in FOLDER.",
+}
+
 
 def _present(target: str) -> bool:
     """Whether the module behind a lazy command is part of this installation."""
@@ -59,7 +69,9 @@ def _present(target: str) -> bool:
 
 class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        lazy = [name for name, target in LAZY_COMMANDS.items() if _present(target)]
+        # The package's spec, not the module's: finding a module imports its package.
+        lazy = [name for name, target in LAZY_COMMANDS.items()
+                if _present(target.partition(":")[0].rpartition(".")[0])]
         return sorted([*super().list_commands(ctx), *lazy])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -69,6 +81,21 @@ class _LazyGroup(click.Group):
             assert isinstance(command, click.Command), LAZY_COMMANDS[cmd_name]
             return command
         return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list, without importing a lazy command (its summary stands in)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            summary = LAZY_SUMMARIES.get(name)
+            command = click.Command(name, help=summary) if summary is not None \
+                else self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command))
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit))
+                                    for name, command in rows])
 
 
 @click.group(cls=_LazyGroup)
