@@ -51,5 +51,5 @@ def _story(starter: Starter) -> list[str]:
 
 def test_soon_and_later_run_where_a_process_would() -> None:
     assert _story(_with_timers) == _story(_with_process) == [
-        "caller goes on", "a start 1", "ordinary 1", "driver 6", "a end 6", "b start 6",
-        "b end 11"]
+        "caller goes on", "a start 1", "ordinary 1", "driver 6", "b start 6", "a end 6",
+        "b end 11"]  # "b start" is urgent: before "a end", an ordinary event of instant 6
