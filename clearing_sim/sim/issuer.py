@@ -201,6 +201,28 @@ class IssuerGateway:
         yield from self._request("GET /instructions/{id}", instructionId=instruction_id)
         return ins.snapshot()
 
+    def read(self, instruction_id: str) -> simpy.Event:
+        """``get`` as an event of its own, without a process: it succeeds with the snapshot
+        when the answer arrives, at the instant and in the order ``env.process(get(...))``
+        would (the latency drawn at the process's start, ``timers.soon``). A read nobody
+        waits for any more still reaches the issuer and is logged."""
+        env = self.world.env
+        answer = env.event()
+
+        def start() -> None:
+            ins = self.instructions[instruction_id]  # a read in flight outlives a forget
+
+            def arrive() -> None:
+                self.world.log.append("issuer.request", issuerId=self.issuer_id,
+                                      route="GET /instructions/{id}",
+                                      instructionId=instruction_id)
+                answer.succeed(ins.snapshot())
+
+            later(env, self.behaviour.request_latency.sample(self._rng_latency), arrive)
+
+        soon(env, start)
+        return answer
+
     def execute(self, instruction_id: str) -> Proc:
         ins = self.instructions[instruction_id]
         yield from self._request("POST /instructions/{id}/execute", instructionId=instruction_id)

@@ -1,6 +1,7 @@
-"""Callbacks on virtual time, for work that needs no SimPy process of its own.
+"""Callbacks and light waits on virtual time, for work that needs no SimPy process or
+condition of its own.
 
-Public names: ``soon``, ``later``.
+Public names: ``first_of``, ``later``, ``soon``.
 
 A SimPy process costs two kernel events of its own (its start, ``Initialize``, and its end)
 and a generator. Work that only waits once and then acts (an issuer's status webhook, an
@@ -21,7 +22,7 @@ from collections.abc import Callable
 import simpy
 from simpy.events import URGENT
 
-__all__ = ["later", "soon"]
+__all__ = ["first_of", "later", "soon"]
 
 
 class _Soon(simpy.Event):
@@ -46,3 +47,34 @@ def later(env: simpy.Environment, delay: float, fn: Callable[[], None]) -> simpy
     timeout = env.timeout(delay)
     timeout.callbacks.append(lambda _: fn())
     return timeout
+
+
+class _FirstOf(simpy.Event):
+    """Succeeds with the first of ``events`` to be processed (fails if that one failed)."""
+
+    def __init__(self, env: simpy.Environment, events: list[simpy.Event]) -> None:
+        super().__init__(env)
+        self._events = events
+        for event in events:
+            if event.processed:  # decided at once, as AnyOf is
+                self._fire(event)
+            else:
+                event.callbacks.append(self._fire)
+
+    def _fire(self, event: simpy.Event) -> None:
+        if self.triggered:
+            return
+        for other in self._events:  # the others no longer wake this waiter
+            if other is not event and not other.processed and self._fire in other.callbacks:
+                other.callbacks.remove(self._fire)
+        if event.ok:
+            self.succeed(event)
+        else:
+            event.defused = True
+            error = event.value
+            assert isinstance(error, Exception)
+            self.fail(error)
+
+
+def first_of(env: simpy.Environment, events: list[simpy.Event]) -> simpy.Event:
+    return _FirstOf(env, events)
