@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import simpy
-from simpy.events import URGENT
+from simpy.events import PENDING, URGENT
 
 __all__ = ["first_of", "later", "soon"]
 
@@ -50,23 +50,23 @@ def later(env: simpy.Environment, delay: float, fn: Callable[[], None]) -> simpy
 
 
 class _FirstOf(simpy.Event):
-    """Succeeds with the first of ``events`` to be processed (fails if that one failed)."""
+    """Succeeds with the first of ``events`` to be processed (fails if that one failed).
+
+    Unlike a condition it does not take itself off the other events once decided: each
+    still calls it once, for nothing (a waiter's deadline collects one such call per wake)."""
 
     def __init__(self, env: simpy.Environment, events: list[simpy.Event]) -> None:
         super().__init__(env)
-        self._events = events
+        fire = self._fire
         for event in events:
             if event.processed:  # decided at once, as AnyOf is
-                self._fire(event)
+                fire(event)
             else:
-                event.callbacks.append(self._fire)
+                event.callbacks.append(fire)
 
     def _fire(self, event: simpy.Event) -> None:
-        if self.triggered:
+        if self._value is not PENDING:  # decided already
             return
-        for other in self._events:  # the others no longer wake this waiter
-            if other is not event and not other.processed and self._fire in other.callbacks:
-                other.callbacks.remove(self._fire)
         if event.ok:
             self.succeed(event)
         else:

@@ -112,6 +112,8 @@ class WebhookChannel:
 
     # fan-out ------------------------------------------------------------------------------
     def _fan_out(self, record: Record) -> None:
+        if not len(self._world.subscriptions):
+            return  # nobody subscribed to anything yet
         event_type = EventType(str(record["event"]))
         audience = self._world.transactions[str(record["transactionId"])].audience
         wanted = [s for s in self._world.subscriptions
