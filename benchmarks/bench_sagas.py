@@ -1,12 +1,15 @@
 """Benchmark: N redeem sagas (mixed modes, Poisson arrivals) against bare SimPy, in one run.
 
 Run:  python benchmarks/bench_sagas.py [--transactions N] [--seed S] [--repeat R] [--digest]
-                                       [--mix]
+                                       [--mix] [--baseline CHECKOUT]
 
 ``--mix`` first reports the headline figure (issue: the engine, three times faster): the
 model's transactions per wall-second against a *toy saga* of the same shape of work in SimPy
 (``run_toy``: per transaction 8 timeouts, 2 issuer round trips and 10 log records, no model
 code), in the same process, with the ratio (target: at least 0.25x) and the run's digest.
+``--baseline CHECKOUT`` (another checkout of the project, e.g. ``git worktree add /tmp/base
+main``) also loads that checkout's engine into this process and runs it alternately with this
+one, R times each, best of each: before and after in the same run, with both digests.
 
 It reports transactions per wall-second and SimPy events per wall-second for the model, and
 events per wall-second for a bare SimPy loop that processes the same number of events
@@ -22,7 +25,9 @@ check that a change to the engine left the model's behaviour as it was.
 from __future__ import annotations
 
 import argparse
+import importlib
 import random
+import sys
 import time
 from collections.abc import Generator
 from typing import Any
@@ -38,10 +43,33 @@ def _scheduled(env: simpy.Environment) -> int:
     return next(env._eid)  # a private counter, read once after the run
 
 
-def run_model(n: int, seed: int) -> tuple[float, int, int, str]:
-    cast = example_world(seed)
+def load_engine(checkout: str) -> tuple[Any, Any]:
+    """``example_world`` and ``poisson_redeems`` of the ``clearing_sim`` in ``checkout``,
+    loaded beside the one already imported (the engine imports nothing lazily, so each set
+    of modules keeps its own)."""
+    mine = {name: module for name, module in sys.modules.items()
+            if name == "clearing_sim" or name.startswith("clearing_sim.")}
+    for name in mine:
+        del sys.modules[name]
+    sys.path.insert(0, checkout)
+    try:
+        examples = importlib.import_module("clearing_sim.sim.examples")
+        workload = importlib.import_module("clearing_sim.sim.workload")
+    finally:
+        sys.path.remove(checkout)
+        for name in [n for n in sys.modules
+                     if n == "clearing_sim" or n.startswith("clearing_sim.")]:
+            del sys.modules[name]
+        sys.modules.update(mine)
+    return examples.example_world, workload.poisson_redeems
+
+
+def run_model(n: int, seed: int, engine: tuple[Any, Any] | None = None,
+              ) -> tuple[float, int, int, str]:
+    make_world, redeems = engine or (example_world, poisson_redeems)
+    cast = make_world(seed)
     world = cast.world
-    world.env.process(poisson_redeems(cast, n, mean_gap_ms=2_000))
+    world.env.process(redeems(cast, n, mean_gap_ms=2_000))
     start = time.perf_counter()
     world.run_all()
     wall = time.perf_counter() - start
@@ -173,6 +201,24 @@ def event_mix(n: int, seed: int) -> dict[str, int]:
     return counts
 
 
+def compare(checkout: str, n: int, seed: int, repeat: int) -> None:
+    """Before (``checkout``) and after (this engine) in one process, alternately, with the
+    toy saga between them: best of ``repeat`` each."""
+    engines = {"before": load_engine(checkout), "after": None}
+    best: dict[str, tuple[float, int, int, str]] = {}
+    toy = float("inf")
+    for _ in range(repeat):
+        for label, engine in engines.items():
+            run = run_model(n, seed, engine)
+            best[label] = min(best.get(label, run), run)
+        toy = min(toy, run_toy(n, seed))
+    print(f"toy saga: {n / toy:,.0f} tx/s")
+    for label, (wall, events, records, digest) in best.items():
+        print(f"model {label}: {n / wall:,.0f} tx/s, model / toy {toy / wall:.3f}x, "
+              f"{events} SimPy events, {records} records, digest {digest}")
+    print(f"after / before: {best['before'][0] / best['after'][0]:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transactions", type=int, default=2_000)
@@ -181,7 +227,11 @@ def main() -> None:
     parser.add_argument("--digest", action="store_true", help="print the event-log digest")
     parser.add_argument("--mix", action="store_true",
                         help="print the model's SimPy events by class, per transaction")
+    parser.add_argument("--baseline", metavar="CHECKOUT",
+                        help="also run the engine of this checkout, alternately with this one")
     args = parser.parse_args()
+    if args.baseline:
+        compare(args.baseline, args.transactions, args.seed, args.repeat)
     runs = [run_model(args.transactions, args.seed) for _ in range(args.repeat)]
     assert len({run[1:] for run in runs}) == 1, "runs of one seed differ"
     wall, events, records, digest = min(runs)
