@@ -58,4 +58,5 @@ def test_the_probe_sees_a_heavy_import_when_a_command_needs_one() -> None:
 def test_each_lazy_summary_is_the_first_line_of_its_commands_help(name: str) -> None:
     command = cli.main.get_command(None, name)  # type: ignore[arg-type]
     assert command is not None and command.help is not None
+    assert name in cli.LAZY_SUMMARIES, f"add the lazy command {name!r} to LAZY_SUMMARIES"
     assert command.help.strip().splitlines()[0] == cli.LAZY_SUMMARIES[name]
