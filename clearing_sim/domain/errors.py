@@ -116,6 +116,7 @@ def _codes(error: type[DomainError], *rows: tuple[str, str]) -> list[ErrorCode]:
 CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
     *_codes(InvalidRequest,
             ("malformed_json", "the body is not a JSON document"),
+            ("receiver_unreachable", "the receiver under test gave no HTTP answer"),
             ("invalid_body", "the body is not a JSON object"),
             ("required", "a required field is missing"),
             ("invalid_type", "a field has the wrong JSON type"),
@@ -189,7 +190,14 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("no_issued_asset", "the issuer issues no asset to run synthetic transactions with"),
             ("conformance_run_in_progress", "a conformance run for this issuer is still running"),
             ("conformance_suite_transaction", "the transaction belongs to an issuer conformance "
-                                              "run, which arms it itself")),
+                                              "run, which arms it itself"),
+            ("kit_api_key_unknown", "the receiver kit was given an API key this world did not "
+                                    "issue"),
+            ("kit_not_a_member", "the receiver kit's API key is not a clearing member's"),
+            ("kit_nothing_to_redeem", "the receiver kit's member holds too little of an asset "
+                                      "whose issuer takes instructions"),
+            ("kit_initiation_refused", "the receiver kit's staged redeem was refused"),
+            ("kit_stage_stuck", "a receiver kit's staged transaction did not reach its state")),
     *_codes(PayloadTooLarge,
             ("payload_too_large", "the body exceeds 1 MiB")),
     *_codes(SandboxUnavailable,

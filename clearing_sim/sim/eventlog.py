@@ -112,6 +112,10 @@ class EventLog:
         given), in the order the listeners were added."""
         self._listeners.append((kind, listener))
 
+    def unlisten(self, listener: Callable[[Record], None]) -> None:
+        """Stop telling ``listener`` (a kit that watched one run of a long-lived world)."""
+        self._listeners.remove(listener)
+
     def __len__(self) -> int:
         return self._count
 
