@@ -54,6 +54,8 @@ LAZY_COMMANDS: dict[str, str] = {
 #: name -> the first line of the lazy command's help, as ``--help`` lists it.
 LAZY_SUMMARIES: dict[str, str] = {
     "serve": "Serve the API over HTTP on a simulated world whose clock you drive.",
+    "conformance": "Conformance kits: point one at your endpoint, get a verdict per check.",
+    "receiver": "Reference webhook receivers, as real HTTP servers.",
     "workload": "Run one workload file under one seed; print its key figures and digest.",
     "sweep": "Run a sweep: every parameter set of FILE × every seed; results as Parquet in --out.",
     "report": "Write a self-contained HTML report of the sweep results in FOLDER.",

@@ -113,8 +113,13 @@ class EventLog:
         self._listeners.append((kind, listener))
 
     def unlisten(self, listener: Callable[[Record], None]) -> None:
-        """Stop telling ``listener`` (a kit that watched one run of a long-lived world)."""
-        self._listeners.remove(listener)
+        """Stop telling ``listener`` (a kit that watched one run of a long-lived world); its
+        first registration goes, whatever kind it listened to (ValueError if none)."""
+        for i, (_, known) in enumerate(self._listeners):
+            if known == listener:
+                del self._listeners[i]
+                return
+        raise ValueError(f"{listener!r} does not listen to this log")
 
     def __len__(self) -> int:
         return self._count
