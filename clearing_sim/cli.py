@@ -52,6 +52,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "workload": "clearing_sim.analysis.cli:workload",
     "sweep": "clearing_sim.analysis.cli:sweep",
     "report": "clearing_sim.analysis.cli:report",
+    "issuer": "clearing_sim.gateway.cli:issuer",
 }
 
 #: name -> the first line of the lazy command's help, as ``--help`` lists it.

@@ -103,6 +103,8 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
                                                                   "IssuerBehaviourResult"),
     ("PUT", "/sim/v1/operator/issuers/{issuerId}/behaviour"): _op(
         200, "IssuerBehaviourResult", "IssuerBehaviour"),
+    ("PUT", "/sim/v1/operator/issuers/{issuerId}/gateway"): _op(
+        200, "IssuerGatewayResult", "IssuerGatewayRequest"),
     ("PUT", "/sim/v1/receivers"): _op(200, "Receiver", "ReceiverRequest"),
     ("POST", "/sim/v1/participants"): _op(201, "ParticipantCreated", "ParticipantCreate"),
     ("GET", "/sim/v1/participants"): _op(200, array(ref("Participant")), listing=True),

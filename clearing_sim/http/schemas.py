@@ -239,6 +239,13 @@ _OPERATOR: dict[str, Schema] = {
                                   "latency": obj({name: _LATENCY for name in _LATENCY_NAMES}),
                                   "outcomes": obj({name: _PROBABILITY
                                                    for name in _OUTCOME_NAMES})}),
+    "IssuerGatewayRequest": obj({"apiBaseUrl": STR}, {
+        name: STR for name in ("refundUrl", "caFile", "clientCert", "clientKey", "bearer",
+                               "tokenUrl", "clientId", "clientSecret", "providerStatesUrl",
+                               "webhookSecret")} | {"timeoutSeconds": INT, "patienceMs": INT},
+        closed=True),
+    "IssuerGatewayResult": obj({"issuerId": UUID, "apiBaseUrl": STR, "webhookSecret": STR,
+                                "webhookPath": STR}),
     "ParticipantCreate": obj(
         {"kind": enum("clearing_member", "stablecoin_issuer"), "name": STR},
         {"wallets": {"type": "object", "additionalProperties": DECIMAL,

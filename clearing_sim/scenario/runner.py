@@ -49,6 +49,7 @@ from clearing_sim.scenario.results import CheckResult, ScenarioResult, Verdict, 
 from clearing_sim.scenario.stage import SetupFailed, Stage, StepFailed
 from clearing_sim.service.messages import Response, encode_json
 from clearing_sim.service.wire import transaction_full
+from clearing_sim.sim.issuer import IssuerGateway
 
 __all__ = ["play", "run_scenario"]
 
@@ -157,6 +158,8 @@ def _operator(stage: Stage, action: Resolve | SetIssuerBehaviour) -> None:
     if gateway is None:
         raise StepFailed(f"issuer_behaviour: {action.issuer} has no gateway until its "
                          "profile is saved")
+    if not isinstance(gateway, IssuerGateway):
+        raise StepFailed(f"issuer_behaviour: {action.issuer} is on its real gateway")
     gateway.behaviour = evolve(gateway.behaviour, **dict(action.changes))
 
 
