@@ -70,7 +70,8 @@ class CursorCodec:
             raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
         except (binascii.Error, ValueError):
             raise _invalid() from None
-        if len(raw) != _BODY_BYTES + _TAG_BYTES:
+        if len(raw) != _BODY_BYTES + _TAG_BYTES \
+                or base64.urlsafe_b64encode(raw).decode().rstrip("=") != text:  # one spelling
             raise _invalid()
         body, tag = raw[:_BODY_BYTES], raw[_BODY_BYTES:]
         if not hmac.compare_digest(tag, self._tag(body, participant_id, scope)):
