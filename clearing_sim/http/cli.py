@@ -25,7 +25,7 @@ from clearing_sim.http.app import create_app
 from clearing_sim.http.delivery import RealOutcome
 from clearing_sim.http.options import ClockMode, ServeOptions
 from clearing_sim.scenario.errors import ScenarioError
-from clearing_sim.scenario.loader import parse_scenario
+from clearing_sim.scenario.loader import check_size, parse_scenario
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import StepFailed
 from clearing_sim.sim.receivers import Arrival
@@ -42,6 +42,8 @@ def load_world(path: str) -> Scenario:
     may be left out (a name and an empty step are supplied after the last line, so every
     problem keeps its line number). ``ScenarioError`` if it cannot be used."""
     file = Path(path)
+    if file.is_file():
+        check_size(file, path)
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
