@@ -196,7 +196,8 @@ def _too_deep(text: str, path: str) -> Problem | None:
             depth += 1
             if depth > DEPTH_MAX:
                 mark = event.start_mark
-                return Problem(path, Location(mark.line + 1, mark.column + 1), "",
+                where = Location(mark.line + 1, mark.column + 1) if mark else Location(1, 1)
+                return Problem(path, where, "",
                                f"lists and mappings are nested more than {DEPTH_MAX} deep")
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
