@@ -117,6 +117,8 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
     *_codes(InvalidRequest,
             ("malformed_json", "the body is not a JSON document"),
             ("invalid_body", "the body is not a JSON object"),
+            ("malformed_http_request", "the request is not valid HTTP/1.1 (answered by the "
+                                       "HTTP server before any route)"),
             ("invalid_string", "a string in the request is not canonical: a lone surrogate "
                                "or text not in Unicode Normalization Form C"),
             ("required", "a required field is missing"),

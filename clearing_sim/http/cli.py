@@ -14,9 +14,11 @@ import contextlib
 import math
 import re
 import secrets
+import signal
 import socket
 import sys
 from pathlib import Path
+from types import FrameType
 
 import click
 import uvicorn
@@ -24,6 +26,7 @@ import uvicorn
 from clearing_sim.http.app import create_app
 from clearing_sim.http.delivery import RealOutcome
 from clearing_sim.http.options import ClockMode, ServeOptions
+from clearing_sim.http.protocol import EnvelopeH11Protocol
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import check_size, parse_scenario
 from clearing_sim.scenario.model import Scenario
@@ -56,6 +59,14 @@ def load_world(path: str) -> Scenario:
     if "steps" not in top:
         text += "\nsteps: [{advance: 0ms}]\n"
     return parse_scenario(text, path)
+
+
+class _Terminated(Exception):
+    """SIGTERM, once uvicorn has shut down."""
+
+
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
 
 
 def _echo_delivery(arrival: Arrival, outcome: RealOutcome) -> None:
@@ -174,8 +185,15 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
         click.echo(f"warning: listening on {host}, not loopback: anyone who can reach it can "
                    "use the API keys it prints", err=True)
     sys.stdout.flush()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops cleanly, then re-raises it
-        uvicorn.Server(config).run(sockets=[sock])
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                            http=EnvelopeH11Protocol)
+    # uvicorn stops cleanly on SIGINT or SIGTERM, then re-raises the signal to the handler
+    # it found: ours turns SIGTERM into an exception too, so both end with the digest
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        with contextlib.suppress(KeyboardInterrupt, _Terminated):
+            uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     click.echo(f"clearing-sim stopped at virtual {sim.world.iso()}, digest "
                f"{sim.world.log.digest()}")

@@ -62,7 +62,7 @@ API_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/v1/transactions"): _op(
         200, array(ref("TransactionItem")), listing=True,
         query=(("limit", {"type": "integer", "minimum": 1, "maximum": 100}, False),
-               ("cursor", {"type": "string"}, False))),
+               ("cursor", {"type": "string", "minLength": 1, "maxLength": 64}, False))),
     ("GET", "/api/v1/transactions/{id}"): _op(200, _TX),
     ("POST", "/api/v1/transactions/{id}/cancel"): _op(200, _TX, "CancelRequest", **_OPTIONAL),
     ("GET", "/api/v1/transactions/{id}/recovery-status"): _op(200, "RecoveryStatus"),
@@ -110,7 +110,9 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/sim/v1/deliveries"): _op(
         200, array(ref("DeliveryAttempt")), listing=True,
         query=(("transactionId", {"type": "string"}, False),
-               ("subscriptionId", {"type": "string"}, False))),
+               ("subscriptionId", {"type": "string"}, False),
+               ("cursor", {"type": "string", "pattern": "^[0-9]{1,12}$"}, False),
+               ("limit", {"type": "integer", "minimum": 1, "maximum": 1000}, False))),
     ("GET", "/sim/v1/balances"): _op(200, "Balances", query=_PARTICIPANT_QUERY,
                                      lookup_404=True),
     ("GET", "/sim/v1/log"): _op(
@@ -156,7 +158,8 @@ def _parameters(template: str, op: Operation, api: bool, mutating: bool) -> list
             params.append({"name": "Idempotency-Key", "in": "header", "required": False,
                            "description": "replays the first answer for the same request",
                            "schema": {"type": "string", "minLength": 1, "maxLength": 256,
-                                      "pattern": "^[A-Za-z0-9_-]+$"}})
+                                      "description": "any characters; 256 at most, counted "
+                                                     "in characters"}})
     return params
 
 

@@ -45,7 +45,7 @@ class OperatorSurface:
         self.clock = clock
         self._token = token.encode()
 
-    def _authenticate(self, authorization: str | None) -> None:
+    def authenticate(self, authorization: str | None) -> None:
         if authorization is None or not authorization.strip():
             raise Unauthenticated.one(None, "authentication_required",
                                       "the operator surface needs Authorization: Bearer "
@@ -61,7 +61,7 @@ class OperatorSurface:
         command_id = self.sim.command_id()
         try:
             route, params = match(request.method, request.path)
-            self._authenticate(request.header("Authorization"))
+            self.authenticate(request.header("Authorization"))
             ctx = OperatorContext(self.sim, self.clock, request, params)
             if route.exclusive:
                 async with self.sim.world_lock:

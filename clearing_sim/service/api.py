@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from clearing_sim.domain.errors import DomainError, Forbidden, SandboxUnavailable
 from clearing_sim.service import envelope
 from clearing_sim.service.auth import Credentials, Principal
-from clearing_sim.service.body import check_text, parse_json_object
+from clearing_sim.service.body import BODY_BYTES_MAX, check_text, parse_json_object
 from clearing_sim.service.context import Context, Reply, Route
 from clearing_sim.service.idempotency import ANONYMOUS, IdempotencyStore, check_key
 from clearing_sim.service.messages import Request, Response, encode_json
@@ -79,6 +79,8 @@ class ServiceAPI:
             principal = self._admit(route, request)
             key = request.header("Idempotency-Key") if route.mutating else None
             check_key(key)
+            if len(request.body) > BODY_BYTES_MAX:  # on every route, before its syntax
+                parse_json_object(request.body)  # raises PayloadTooLarge
             context = Context(self, request, params, principal, command_id)
             if route.mutating and request.body.strip():
                 context.decoded(parse_json_object(request.body))

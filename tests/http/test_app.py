@@ -102,12 +102,12 @@ def test_405_names_the_allowed_methods(shim: Shim) -> None:
     response = shim.client.request("PATCH", f"/api/v1/transactions/{tx}",
                                    headers=shim.member.auth)
     assert response.status_code == 405
-    assert response.headers["allow"] == "GET"
+    assert response.headers["allow"] == "GET, HEAD"
     assert response.json()["errors"][0]["code"] == "method_not_allowed"
     response = shim.client.request("DELETE", "/sim/v1/clock", headers=OP)
-    assert (response.status_code, response.headers["allow"]) == (405, "GET")
+    assert (response.status_code, response.headers["allow"]) == (405, "GET, HEAD")
     response = shim.client.post("/openapi.json")
-    assert (response.status_code, response.headers["allow"]) == (405, "GET")
+    assert (response.status_code, response.headers["allow"]) == (405, "GET, HEAD")
 
 
 def test_openapi_json_is_served(client: Client) -> None:
