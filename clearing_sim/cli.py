@@ -42,6 +42,8 @@ __all__ = ["main"]
 #: name -> "module:attribute" of a click command, imported on first use.
 LAZY_COMMANDS: dict[str, str] = {
     "serve": "clearing_sim.http.cli:serve",
+    "conformance": "clearing_sim.conformance.cli:conformance",
+    "receiver": "clearing_sim.conformance.cli:receiver",
     "workload": "clearing_sim.analysis.cli:workload",
     "sweep": "clearing_sim.analysis.cli:sweep",
     "report": "clearing_sim.analysis.cli:report",

@@ -1,7 +1,7 @@
 """Webhooks for integrators: sign and verify the header, and two receivers to compare.
 
 Public names: ``REPLAY_WINDOW_S``, ``NaiveReceiver``, ``ReferenceReceiver``,
-``TransactionView``, ``sign``, ``signature_header``, ``verify``.
+``TransactionSource``, ``TransactionView``, ``sign``, ``signature_header``, ``verify``.
 
 ``sign`` / ``signature_header`` / ``verify`` implement the spec's ``Service-Signature``
 scheme (``t=<unix seconds>,v1=<hex>``, HMAC-SHA256 over ``<t>.<raw body>``) with the clock
@@ -16,29 +16,38 @@ transactionId and trusts the payload: under reordering, and when a transaction r
 ``in-flight`` after an operator fix, its view ends wrong. Both answer like an HTTP endpoint
 (``handle(headers, body) -> status``) and can be attached to a simulated URL
 (``attach(world, url)``). This module sits above ``service``: the reference receiver calls
-the API.
+the API, in-process (a ``ServiceAPI``) or any ``TransactionSource`` (``clearing-sim receiver
+serve`` gives it one that calls a shim over HTTP). ``replay_window_s`` is the window a
+receiver checks (``None``: none, as a naive receiver that never looks at ``t``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from attrs import frozen
 
 from clearing_sim.domain import signing
 from clearing_sim.domain.signing import REPLAY_WINDOW_S
 from clearing_sim.service.api import ServiceAPI
-from clearing_sim.service.messages import Request
+from clearing_sim.service.messages import Request, Response
 from clearing_sim.sim.receivers import Arrival
 from clearing_sim.sim.world import World
 
-__all__ = ["REPLAY_WINDOW_S", "NaiveReceiver", "ReferenceReceiver", "TransactionView", "sign",
-           "signature_header", "verify"]
+__all__ = ["REPLAY_WINDOW_S", "NaiveReceiver", "ReferenceReceiver", "TransactionSource",
+           "TransactionView", "sign", "signature_header", "verify"]
 
 Headers = Mapping[str, str] | tuple[tuple[str, str], ...]
 Clock = Callable[[], int]  # unix seconds
+_NO_WINDOW_S = 10**15  # a t this far away is no t at all
+
+
+class TransactionSource(Protocol):
+    """Where the reference receiver fetches a transaction: the API's one door."""
+
+    def handle(self, request: Request) -> Response: ...
 
 
 def sign(secret: str, body: bytes, t: int) -> str:
@@ -100,9 +109,11 @@ class TransactionView:
 
 
 class _Receiver:
-    def __init__(self, signing_secret: str, clock: Clock) -> None:
+    def __init__(self, signing_secret: str, clock: Clock,
+                 replay_window_s: int | None = REPLAY_WINDOW_S) -> None:
         self.signing_secret = signing_secret
         self.clock = clock
+        self.replay_window_s = _NO_WINDOW_S if replay_window_s is None else replay_window_s
         self.views: dict[str, TransactionView] = {}
         self.accepted = 0
         self.duplicates = 0
@@ -119,7 +130,7 @@ class _Receiver:
 
     def _verified(self, headers: Headers, body: bytes) -> bool:
         if verify(self.signing_secret, _header(headers, "Service-Signature"), body,
-                  self.clock()):
+                  self.clock(), self.replay_window_s):
             return True
         self.rejected += 1
         return False
@@ -128,7 +139,7 @@ class _Receiver:
 class ReferenceReceiver(_Receiver):
     """An integration that follows the spec's rules; its views match the API's."""
 
-    def __init__(self, api: ServiceAPI, api_key: str, signing_secret: str,
+    def __init__(self, api: TransactionSource, api_key: str, signing_secret: str,
                  clock: Clock) -> None:
         super().__init__(signing_secret, clock)
         self.api = api
@@ -169,8 +180,9 @@ class ReferenceReceiver(_Receiver):
 class NaiveReceiver(_Receiver):
     """Deduplicates on type + transactionId and trusts the payload: the spec's anti-pattern."""
 
-    def __init__(self, signing_secret: str, clock: Clock) -> None:
-        super().__init__(signing_secret, clock)
+    def __init__(self, signing_secret: str, clock: Clock,
+                 replay_window_s: int | None = REPLAY_WINDOW_S) -> None:
+        super().__init__(signing_secret, clock, replay_window_s)
         self.seen_pairs: set[tuple[str, str]] = set()
 
     @classmethod

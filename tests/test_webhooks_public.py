@@ -174,3 +174,11 @@ def test_receivers_attach_to_a_simulated_url(svc: Service) -> None:
     api_view = svc.call("GET", f"/api/v1/transactions/{tx_id}", svc.member.key).json()["data"]
     assert receiver.views[tx_id] == TransactionView.of(api_view)
     assert receiver.accepted == len(svc.world.webhooks.events)
+
+
+def test_a_receiver_without_a_replay_window_accepts_any_t_but_still_checks_the_mac() -> None:
+    naive = NaiveReceiver(SECRET, lambda: T + 10**9, replay_window_s=None)
+    body = _event("evt_1", "tx-1")
+    assert naive.handle(_headers(body, "evt_1"), body) == 200
+    assert naive.handle(_headers(body, "evt_2", secret="whsec_other"), body) == 401
+    assert NaiveReceiver(SECRET, lambda: T + 301).handle(_headers(body, "evt_1"), body) == 401

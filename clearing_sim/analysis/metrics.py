@@ -51,7 +51,7 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("metric", "str"), *DIMENSIONS, ("value", "float64"), ("n", "int64"))
 _PERCENTILES = (50, 95, 99)
 #: The causes a transaction parks with (docs/semantics.md); each gets a row, 0 if unseen.
-PARK_CAUSES = ("approval_sla_exceeded", "issuer_failed", "mint_rejected_after_burn")
+PARK_CAUSES = ("approval_sla_exceeded", "issuer_failed", "unwind_failed")
 #: Delivery outcomes; ``deliveries_by_attempts`` has a row for each with 1 to 7 attempts.
 DELIVERY_OUTCOMES = ("delivered", "failed", "dropped", "pending")
 

@@ -116,6 +116,7 @@ def _codes(error: type[DomainError], *rows: tuple[str, str]) -> list[ErrorCode]:
 CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
     *_codes(InvalidRequest,
             ("malformed_json", "the body is not a JSON document"),
+            ("receiver_unreachable", "the receiver under test gave no HTTP answer"),
             ("invalid_body", "the body is not a JSON object"),
             ("malformed_http_request", "the request is not valid HTTP/1.1 (answered by the "
                                        "HTTP server before any route)"),
@@ -182,6 +183,7 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("settlement_in_progress", "the irrevocable settlement step has started"),
             ("transaction_terminal", "a terminal transaction has no issuer event left to arm"),
             ("no_issuer_instruction", "Mode 1 transactions have no issuer instruction to arm"),
+            ("issuer_decided", "every issuer already approved: a rejection can no longer come"),
             ("already_member", "the email already belongs to an active member"),
             ("organisation_name_taken", "an organisation with this name is already registered "
                                         "or applying"),
@@ -193,7 +195,14 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("no_issued_asset", "the issuer issues no asset to run synthetic transactions with"),
             ("conformance_run_in_progress", "a conformance run for this issuer is still running"),
             ("conformance_suite_transaction", "the transaction belongs to an issuer conformance "
-                                              "run, which arms it itself")),
+                                              "run, which arms it itself"),
+            ("kit_api_key_unknown", "the receiver kit was given an API key this world did not "
+                                    "issue"),
+            ("kit_not_a_member", "the receiver kit's API key is not a clearing member's"),
+            ("kit_nothing_to_redeem", "the receiver kit's member holds too little of an asset "
+                                      "whose issuer takes instructions"),
+            ("kit_initiation_refused", "the receiver kit's staged redeem was refused"),
+            ("kit_stage_stuck", "a receiver kit's staged transaction did not reach its state")),
     *_codes(PayloadTooLarge,
             ("payload_too_large", "the body exceeds 1 MiB")),
     *_codes(SandboxUnavailable,

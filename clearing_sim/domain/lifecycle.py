@@ -4,7 +4,7 @@ Public names: ``LifecycleStatus``, ``EventType``, ``Trigger``, ``Transition``, `
 ``transition``, ``is_terminal``.
 
 ``TRANSITIONS`` is the spec's "States and transitions" table, row for row, plus three rows
-of ours (``MINT_REJECTED_AFTER_BURN``, ``LOCK_REFUSED``, ``EARMARK_REFUSED``; see
+of ours (``UNWIND_FAILED``, ``LOCK_REFUSED``, ``EARMARK_REFUSED``; see
 docs/semantics.md). The saga never sets a status by hand: it names a trigger and this
 table answers the next state and the event to publish. A trigger that has no row from the
 current state is a broken invariant, not an API error.
@@ -48,7 +48,7 @@ class Trigger(StrEnum):
     ISSUER_FAILED = "issuer_failed"
     SILENCE = "silence"
     OPERATOR_FIX = "operator_fix"
-    MINT_REJECTED_AFTER_BURN = "mint_rejected_after_burn"
+    UNWIND_FAILED = "unwind_failed"
     LOCK_REFUSED = "lock_refused"
     EARMARK_REFUSED = "earmark_refused"
 
@@ -84,7 +84,8 @@ TRANSITIONS: tuple[Transition, ...] = (
     Transition(_IN_FLIGHT, Trigger.SILENCE, _PARKED, EventType.PARKED),
     Transition(_PARKED, Trigger.OPERATOR_FIX, _IN_FLIGHT, EventType.IN_FLIGHT),
     # Ours (docs/semantics.md): moves the spec's table does not show.
-    Transition(_IN_FLIGHT, Trigger.MINT_REJECTED_AFTER_BURN, _PARKED, EventType.PARKED),
+    # REJECTED whose value could not be given back (a refund the issuer refused): a person.
+    Transition(_IN_FLIGHT, Trigger.UNWIND_FAILED, _PARKED, EventType.PARKED),
     Transition(_IN_FLIGHT, Trigger.LOCK_REFUSED, State(_S.FAILED), EventType.FAILED),
     Transition(_IN_FLIGHT, Trigger.EARMARK_REFUSED, State(_S.FAILED), EventType.FAILED),
 )

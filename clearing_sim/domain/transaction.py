@@ -116,6 +116,13 @@ class Transaction:
         """The issuers listed on this transaction, burn leg first."""
         return tuple(leg.issuer_id for leg in self.legs)
 
+    @property
+    def audience(self) -> tuple[ParticipantId, ...]:
+        """The participants the transaction is in scope for (spec, Authentication 3): its
+        initiating member and the issuers it lists. Reads, lists and webhooks use this one
+        rule."""
+        return (self.initiator_id, *self.issuer_ids)
+
     def replace(self, **changes: Any) -> Transaction:
         """This transaction with ``changes``: what ``attrs.evolve`` makes, without its field
         introspection on every call (the book makes one at each saga step)."""

@@ -121,6 +121,8 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
                ("cursor", {"type": "string", "pattern": "^[0-9]{1,12}$"}, False),
                ("limit", {"type": "integer", "minimum": 1, "maximum": 1000}, False))),
     ("GET", "/sim/v1/digest"): _op(200, "Digest"),
+    ("POST", "/sim/v1/conformance/receivers"): _op(200, "ConformanceReport",
+                                                   "ReceiverConformanceRequest"),
 }
 
 _UUID_PARAMS = ("issuerId",)

@@ -8,7 +8,7 @@ the API's precedence: route (404 ``route_not_found``, 405 ``method_not_allowed``
 token (401 ``authentication_required`` / ``invalid_credential``), then the body and the
 state. The routes themselves live beside their ideas: ``controls`` (clock, reset, fixes,
 behaviours, receivers), ``participants`` (the cast and credentials) and ``views`` (deliveries,
-balances, the log).
+balances, the log) and ``receiver_conformance`` (the receiver kit's battery).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import hmac
 
 from clearing_sim.domain.errors import DomainError, Unauthenticated
-from clearing_sim.http import controls, participants, views
+from clearing_sim.http import controls, participants, receiver_conformance, views
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.http.surface import OperatorContext, OperatorRoute
@@ -30,6 +30,7 @@ OPERATOR_ROUTES: tuple[OperatorRoute, ...] = (
     *controls.ROUTES,
     *participants.ROUTES,
     *views.ROUTES,
+    *receiver_conformance.ROUTES,
 )
 _JSON = (("Content-Type", "application/json"),)
 

@@ -271,6 +271,14 @@ _OPERATOR: dict[str, Schema] = {
     "LogRecord": obj({"seq": INT, "at": TS, "atMs": INT, "kind": STR, "fields": ANY_OBJECT}),
     "Digest": obj({"digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"}, "records": INT,
                    "seed": INT}),
+    "ReceiverConformanceRequest": obj({"url": STR, "secret": STR, "apiKey": STR},
+                                      {"probeUrl": STR}, closed=True),
+    "ConformanceReport": obj({
+        "kit": STR, "target": STR, "passed": BOOL, "exitCode": INT,
+        "counts": obj({"pass": INT, "fail": INT, "skip": INT}), "notes": array(STR),
+        "checks": array(obj({"id": STR, "title": STR, "rule": STR,
+                             "verdict": enum("pass", "fail", "skip"), "reason": STR,
+                             "durationMs": NUM, "evidence": ANY_OBJECT}))}),
 }
 
 SCHEMAS: dict[str, Schema] = {**_API, **_OPERATOR}

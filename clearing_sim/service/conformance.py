@@ -10,7 +10,9 @@ Refusals, in order: 400 (body: unknown fields, a scenario not in the list, a tra
 that is not a UUID), 404 ``transaction_not_found`` (unknown or outside the caller's scope:
 initiator or listed issuer), 409 ``conformance_suite_transaction`` (a transaction of an
 issuer conformance run, which its suite arms), 409 ``transaction_terminal``, 409
-``no_issuer_instruction`` (Mode 1). Arming again before the event replaces the outcome.
+``no_issuer_instruction`` (Mode 1, or every instruction complete), 409 ``issuer_decided``
+(``rejected`` once every issuer approved: REJECTED never follows APPROVED). Arming again
+before the event replaces the outcome.
 """
 
 from __future__ import annotations

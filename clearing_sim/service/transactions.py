@@ -60,7 +60,7 @@ def read_initiation(f: Fields) -> InitiateRequest | None:
 
 
 def in_scope(tx: Transaction, participant_id: str) -> bool:
-    return tx.initiator_id == participant_id or participant_id in tx.issuer_ids
+    return participant_id in tx.audience
 
 
 def _find(ctx: Context) -> Transaction:

@@ -2,7 +2,8 @@
 
 Public names: ``TransactionBook``.
 
-``update`` replaces fields (details, saga, fee status) and stamps ``updatedAt``; ``apply``
+``update`` replaces fields (details, saga, fee status) and stamps ``updatedAt``; ``amend``
+keeps ``details`` true after a transaction stopped (a refund landing after a park); ``apply``
 moves the public state through the transition table and logs the public event it names.
 Every saga step whose status changed is logged as ``saga.step``; every state change as
 ``transaction.state`` with the event type, the fact the webhook channel fans out.
@@ -65,6 +66,17 @@ class TransactionBook:
         self._by_id[transaction_id] = new
         if "saga" in changes:
             self._log_steps(old.saga, new.saga, transaction_id)
+        return new
+
+    def amend(self, transaction_id: str, now_ms: int, **changes: Any) -> Transaction:
+        """Keep ``details`` true after the public state stopped: a Mode 3 refund that lands
+        after the transaction parked returns the tokens (``chain`` and ``rtgs`` only; logged
+        as ``transaction.details``, no public event)."""
+        assert set(changes) <= {"chain", "rtgs"}, changes
+        new = self._by_id[transaction_id].replace(updated_at_ms=now_ms, **changes)
+        self._by_id[transaction_id] = new
+        self._log.append("transaction.details", transactionId=transaction_id,
+                         chain=new.chain.value, rtgs=new.rtgs.value)
         return new
 
     def apply(self, transaction_id: str, trigger: Trigger, now_ms: int,

@@ -85,6 +85,10 @@ class EventLog:
     def listen(self, listener: Callable[[Record], None]) -> None:
         self._listeners.append(listener)
 
+    def unlisten(self, listener: Callable[[Record], None]) -> None:
+        """Stop telling ``listener`` (a kit that watched one run of a long-lived world)."""
+        self._listeners.remove(listener)
+
     def __len__(self) -> int:
         return self._count
 

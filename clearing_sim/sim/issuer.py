@@ -6,14 +6,19 @@ Public names: ``IssuerBehaviour``, ``IssuerGateway``, ``Instruction``, ``Snapsho
 Routes it answers (spec, "Issuer-side contract"), each after a sampled request latency:
 ``post_instruction`` (burn or mint; a replay of the same key and body returns the original
 instruction and creates none; the same key with another body is refused), ``get``,
-``execute`` (Mode 2), ``refund`` (Mode 3, ``/treasury/refunds``).
+``execute`` (Mode 2), ``refund`` (``/treasury/refunds``: the Mode 3 refund of transferred
+tokens, and, with reason ``COMPENSATION_REASON``, the compensating return of a source the
+issuer already burned when the swap's target then rejected its mint).
 
-An instruction advances RECEIVED → PENDING_APPROVAL → APPROVED → EXECUTING → COMPLETED; in
-Mode 2 it stops at PENDING_APPROVAL until ``execute``. COMPLETED comes only with the on-chain
-burn or mint receipt. The behaviour draws each instruction's outcome (complete, rejected,
-failed, silence) from the issuer's own stream; an outcome armed for a transaction replaces
-the instruction's *next* status event (REJECTED, FAILED, or nothing ever again). After each
-status change the issuer sends a signed status webhook when its profile lists SIGNED_WEBHOOK.
+An instruction advances RECEIVED → PENDING_APPROVAL → APPROVED (or REJECTED: the decision)
+→ EXECUTING → COMPLETED (or FAILED); in Mode 2 it holds at APPROVED until ``execute``, so the
+issuer decides before the service sends the irrevocable signal. REJECTED never follows
+APPROVED: an outcome armed ``rejected`` waits for an instruction that has not decided yet.
+COMPLETED comes only with the on-chain burn or mint receipt. The behaviour draws each
+instruction's outcome (complete, rejected, failed, silence) from the issuer's own stream;
+an outcome armed for a transaction replaces the instruction's *next* status event
+(REJECTED, FAILED, or nothing ever again). After each status change the issuer sends a
+signed status webhook when its profile lists SIGNED_WEBHOOK.
 """
 
 from __future__ import annotations
@@ -37,11 +42,15 @@ from clearing_sim.sim.ledger import ChainLedger, LedgerRefused, Receipt
 if TYPE_CHECKING:
     from clearing_sim.sim.world import World
 
-__all__ = ["IdempotencyConflict", "Instruction", "IssuerBehaviour", "IssuerGateway",
-           "RefundResult", "Snapshot"]
+__all__ = ["COMPENSATION_REASON", "IdempotencyConflict", "Instruction", "IssuerBehaviour",
+           "IssuerGateway", "RefundResult", "Snapshot"]
 
 Proc = Generator[simpy.Event, Any, Any]
 _S = InstructionStatus
+#: The refund reason of a compensating return: the burn completed, the mint was rejected,
+#: so the source issuer re-issues the burned amount to the member (docs/semantics.md).
+COMPENSATION_REASON = "mint_rejected"
+_DECIDED = (_S.APPROVED, _S.EXECUTING)
 _probability = [validators.ge(0.0), validators.le(1.0)]
 
 
@@ -208,7 +217,10 @@ class IssuerGateway:
         for ins in mine:  # a move already on chain finishes first: then nothing is refunded
             if ins.on_chain is not None and not ins.on_chain.processed:
                 yield ins.on_chain
-        if any(ins.kind == "burn" and ins.status is _S.COMPLETED for ins in mine):
+        burned = any(ins.kind == "burn" and ins.status is _S.COMPLETED for ins in mine)
+        if burned and reason == COMPENSATION_REASON:
+            return (yield from self._compensate(transaction_id, reason, refund_to, money))
+        if burned:
             result = RefundResult(transaction_id, "not_refundable", "", self.world.now_ms)
             self._log_refund(result, reason, refund_to)
             return result
@@ -223,6 +235,16 @@ class IssuerGateway:
         else:
             result = RefundResult(transaction_id, "refunded", receipt.tx_hash,
                                   receipt.finalized_at_ms)
+        self._log_refund(result, reason, refund_to)
+        return result
+
+    def _compensate(self, transaction_id: str, reason: str, refund_to: str,
+                    money: Money) -> Proc:
+        """Re-issue a burned source to the member: the value it gave goes back."""
+        yield self.world.env.timeout(self.behaviour.refund_latency.sample(self._rng_latency))
+        receipt = yield from self.ledger.mint(transaction_id, refund_to, money)
+        result = RefundResult(transaction_id, "refunded", receipt.tx_hash,
+                              receipt.finalized_at_ms)
         self._log_refund(result, reason, refund_to)
         return result
 
@@ -266,8 +288,11 @@ class IssuerGateway:
         """The status this instruction's next event carries, or None if it goes silent."""
         if ins.expired:
             return None
-        armed = self.armed.pop(ins.transaction_id, None)
+        armed = self.armed.get(ins.transaction_id)
+        if armed is Outcome.REJECTED and ins.status in _DECIDED:
+            return planned  # decided already: the rejection waits for an undecided one
         if armed is not None:
+            del self.armed[ins.transaction_id]
             self.world.log.append("issuer.armed_applied", issuerId=self.issuer_id,
                                   instructionId=ins.id, outcome=armed.value)
             return {Outcome.REJECTED: _S.REJECTED, Outcome.FAILED: _S.FAILED,
@@ -283,13 +308,13 @@ class IssuerGateway:
             return
         if not self._advance(ins, _S.PENDING_APPROVAL):
             return
-        if ins.mode is SettlementMode.MODE_2:
-            assert ins.execute_requested is not None
-            yield ins.execute_requested
         yield self._wait(b.approval_latency)
         decided = _S.REJECTED if outcome is Outcome.REJECTED else _S.APPROVED
         if not self._advance(ins, decided):
             return
+        if ins.mode is SettlementMode.MODE_2:  # two-phase: decided, nothing moves until execute
+            assert ins.execute_requested is not None
+            yield ins.execute_requested
         yield self._wait(b.execution_latency)
         if not self._advance(ins, _S.FAILED if outcome is Outcome.FAILED else _S.EXECUTING):
             return

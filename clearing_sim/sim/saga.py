@@ -1,22 +1,32 @@
 """The saga: one SimPy process per transaction, per settlement mode and use case.
 
-Public names: ``Saga``, ``LegOutcome``.
+Public names: ``Saga``, ``LegOutcome``, ``Phase``.
 
 Steps (spec, full path): Received and Validated are done at initiation; after the intake
 latency the transaction goes ``in-flight``; Lock locks the source asset on its ledger;
-Earmarked holds the fiat at the RTGS adapter; Burning runs the legs (burn, then mint for a
+Earmarked holds the fiat at the RTGS adapter; Burning runs the legs (burn, and mint for a
 swap) under the mode each leg captured at initiation; Settled settles the fiat leg once every
 leg has produced a proof-backed event (Burned, Minted: an on-chain hash).
 
-Per leg and mode:
-- Mode 1: the service co-signs the burn or mint on chain itself (no instruction).
-- Mode 2: instruct; send execute (the earmark is confirmed by then); await the outcome.
-- Mode 3 burn: transfer the locked tokens to the issuer wallet; instruct; await the outcome.
+Every issuer's decision comes before anything irrevocable wherever the modes allow
+(States rule 3, docs/semantics.md "The swap saga"). The Burning step runs its legs in three
+phases:
 
-Outcomes: COMPLETED → next leg; REJECTED → automatic unwind, ``failed`` (parked false);
-FAILED → ``failed``, parked, nothing undone; no decisive answer before ``approvalSlaSeconds``
-after the instruction was sent → parked at exactly that instant (a Mode 3 burn leg then asks
-the issuer for a refund). Cancel and the operator fix enter from outside (``World``).
+1. prepare: each Mode 2 leg is instructed and awaited until its issuer APPROVED it (Mode 2
+   issuers hold there until the execute call); nothing has moved yet.
+2. decide-and-move: each Mode 3 leg (single-phase: the instruction is the decision and the
+   move) runs, burn first; a Mode 3 burn first transfers the locked tokens to the issuer.
+3. commit: each Mode 2 leg is executed and awaited until COMPLETED, and each Mode 1 leg is
+   co-signed on chain by the service, burn first. No issuer can reject any more.
+
+Outcomes: COMPLETED (APPROVED in the prepare phase) → next; REJECTED → the automatic unwind
+(``failed``, parked false): instructions approved but never executed are closed at their
+issuers, the source asset returns to the sender (lock returned, Mode 3 refund, or, when the
+burn already happened, the compensating return by the source issuer), the earmark is
+released; FAILED → parked, nothing undone; no decisive answer within ``approvalSlaSeconds`` of
+the request that asked for it (the instruction; in Mode 2 also the execute) → parked at
+exactly that instant (a Mode 3 burn leg then asks the issuer for a refund). Cancel and the
+operator fix enter from outside (``World``).
 """
 
 from __future__ import annotations
@@ -38,16 +48,20 @@ from clearing_sim.domain.instruction import InstructionStatus, NormalisedEvent
 from clearing_sim.domain.lifecycle import Trigger
 from clearing_sim.domain.profile import FeedbackChannel, FiatLeg, SettlementMode
 from clearing_sim.domain.transaction import ChainState, FeeStatus, LegTerms, RtgsState, Transaction
-from clearing_sim.sim.issuer import IssuerGateway, Snapshot
+from clearing_sim.sim.issuer import COMPENSATION_REASON, IssuerGateway, Snapshot
 from clearing_sim.sim.ledger import LedgerRefused
 from clearing_sim.sim.rtgs import RtgsRefused
 
 if TYPE_CHECKING:
     from clearing_sim.sim.world import World
 
-__all__ = ["LegOutcome", "Saga"]
+__all__ = ["LegOutcome", "Phase", "Saga"]
 
 Proc = Generator[simpy.Event, Any, Any]
+_S = InstructionStatus
+#: What ends a wait in each kind of wait: the decision (prepare) or the move (complete).
+_APPROVED = (_S.APPROVED, _S.EXECUTING, _S.COMPLETED)
+_COMPLETED = (_S.COMPLETED,)
 
 
 class LegOutcome(StrEnum):
@@ -58,13 +72,29 @@ class LegOutcome(StrEnum):
     SILENCE = "silence"
 
 
+class Phase(StrEnum):
+    PREPARE = "prepare"  # Mode 2: instruct, await APPROVED
+    SINGLE = "single"  # Mode 3: (transfer,) instruct, await COMPLETED
+    COMMIT = "commit"  # Mode 2: execute, await COMPLETED; Mode 1: co-sign
+
+
 @frozen
 class _Sent:
-    """An instruction the saga is waiting on."""
+    """An instruction the saga is waiting on, and until when."""
 
     gateway: IssuerGateway
     instruction_id: str
     deadline_ms: int
+    phase: Phase
+
+
+def plan(legs: tuple[LegTerms, ...]) -> list[tuple[Phase, LegTerms]]:
+    """The Burning step's order: every decision before anything irrevocable (legs are burn
+    first, so within a phase the burn goes first)."""
+    m = SettlementMode
+    return ([(Phase.PREPARE, t) for t in legs if t.mode is m.MODE_2]
+            + [(Phase.SINGLE, t) for t in legs if t.mode is m.MODE_3]
+            + [(Phase.COMMIT, t) for t in legs if t.mode is not m.MODE_3])
 
 
 class Saga:
@@ -75,9 +105,11 @@ class Saga:
         self.tx_id = transaction_id
         self.process: simpy.Process | None = None
         self.pending: dict[str, _Sent] = {}  # leg → instruction awaiting an answer
+        self.approved: dict[str, str] = {}  # leg → Mode 2 instruction approved, not executed
         self.done_legs: list[str] = []
         self.transferred = False  # Mode 3: the locked tokens sit in the issuer's wallet
         self.refunded = False  # Mode 3: the issuer refunded them to the member's wallet
+        self.waiting_on: str | None = None  # the ledger or RTGS write in progress, if any
 
     @property
     def tx(self) -> Transaction:
@@ -89,6 +121,42 @@ class Saga:
     def resume(self, command_id: CommandId) -> None:
         """After an operator fix: pick up the Burning step where it stopped."""
         self.process = self._launch(self._resume(self.process, command_id))
+
+    def step_in_progress(self) -> str | None:
+        """``"lock"`` or ``"earmark"`` while that write waits for its finality (a cancel
+        then withdraws it), else None."""
+        return self.waiting_on
+
+    def next_decision(self) -> LegTerms | None:
+        """The leg whose issuer decides next (an armed ``rejected`` applies to it): the
+        first instructed leg, in the saga's order, whose issuer has not decided yet."""
+        for phase, terms in plan(self.tx.legs):
+            if phase is not Phase.COMMIT and terms.leg not in self.done_legs \
+                    and not self._prepared(terms.leg):
+                return terms
+        return None
+
+    def next_instructed(self) -> LegTerms | None:
+        """The instructed leg whose issuer sends the next instruction event (an armed
+        ``failed`` or ``silence`` applies to it): a Mode 2 leg its issuer approved waits for
+        the commit phase, after the Mode 3 legs."""
+        for phase, terms in plan(self.tx.legs):
+            if not terms.mode.has_instructions or terms.leg in self.done_legs:
+                continue
+            if phase is Phase.PREPARE and self._prepared(terms.leg):
+                continue
+            return terms
+        return None
+
+    def _prepared(self, leg: str) -> bool:
+        """The leg's issuer has approved its instruction, though the saga may not know yet."""
+        if leg in self.approved:
+            return True
+        sent = self.pending.get(leg)
+        if sent is None:
+            return False
+        ins = sent.gateway.instructions.get(sent.instruction_id)
+        return ins is not None and not ins.expired and ins.status in _APPROVED
 
     def _launch(self, run: Proc) -> simpy.Process:
         if self.world.forget_terminal:
@@ -138,43 +206,70 @@ class Saga:
     def _lock(self) -> Proc:
         tx = self.tx
         ledger, account = self.world.source_wallet(tx)
+        self.waiting_on = "lock"
         try:
             yield from ledger.lock(tx.id, account, tx.source.amount)
         except LedgerRefused:
             self._apply(Trigger.LOCK_REFUSED, reason_code="insufficient_funds",
                         saga=tx.saga.stopped(self.world.now_ms), fee_status=FeeStatus.WAIVED)
             return False
+        finally:
+            self.waiting_on = None
         self._step_done(chain=ChainState.LOCKED)
         return True
 
     def _earmark(self) -> Proc:
         tx = self.tx
+        self.waiting_on = "earmark"
         try:
             yield from self.world.rtgs.earmark(tx.id, tx.debtor.participant_id,
                                                tx.quote.debit_amount)
         except RtgsRefused:
+            self.waiting_on = None
             ledger, _ = self.world.source_wallet(tx)
             yield from ledger.return_to_sender(tx.id)
             self._apply(Trigger.EARMARK_REFUSED, reason_code="earmark_refused",
                         chain=ChainState.RETURNED_TO_SENDER, fee_status=FeeStatus.WAIVED,
                         saga=self.tx.saga.stopped(self.world.now_ms))
             return False
+        finally:
+            self.waiting_on = None
         self._step_done(rtgs=RtgsState.EARMARKED)
         return True
 
     def _burning(self, command_id: CommandId) -> Proc:
-        for terms in self.tx.legs:
-            if terms.leg in self.done_legs:
+        for phase, terms in plan(self.tx.legs):
+            if self._finished(phase, terms):
                 continue
-            outcome = yield from self._leg(terms, command_id)
+            outcome = yield from self._phase(phase, terms, command_id)
             if outcome is not LegOutcome.DONE:
                 yield from self._stop(terms, outcome)
                 return
-            self.done_legs.append(terms.leg)
-            chain = ChainState.BURNED if terms.leg == "burn" else ChainState.MINTED
-            self._update(chain=chain)
+            if phase is not Phase.PREPARE:
+                self._leg_done(terms)
         self._step_done()
         yield from self._settle()
+
+    def _finished(self, phase: Phase, terms: LegTerms) -> bool:
+        if phase is Phase.PREPARE and terms.leg in self.approved:
+            return True
+        return terms.leg in self.done_legs
+
+    def _phase(self, phase: Phase, terms: LegTerms, command_id: CommandId) -> Proc:
+        if phase is Phase.COMMIT and terms.mode is SettlementMode.MODE_1:
+            yield from self._co_signed(terms)
+            return LegOutcome.DONE
+        if phase is Phase.COMMIT:
+            return (yield from self._execute(terms, command_id))
+        return (yield from self._leg(phase, terms, command_id))
+
+    def _leg_done(self, terms: LegTerms) -> None:
+        self.done_legs.append(terms.leg)
+        self.approved.pop(terms.leg, None)
+        if "burn" not in self.done_legs:
+            return  # a Mode 3 mint before a Mode 2 burn: the source is still locked
+        swapped = len(self.done_legs) == len(self.tx.legs) and len(self.tx.legs) == 2
+        self._update(chain=ChainState.MINTED if swapped else ChainState.BURNED)
 
     def _settle(self) -> Proc:
         tx = self.tx
@@ -185,29 +280,57 @@ class Saga:
         self._apply(Trigger.PROOF_COMPLETE, rtgs=RtgsState.SETTLED, fee_status=FeeStatus.COLLECTED,
                     saga=self.tx.saga.complete_current(self.world.now_ms))
 
-    # one leg ------------------------------------------------------------------------------
-    def _leg(self, terms: LegTerms, command_id: CommandId) -> Proc:
-        if terms.mode is SettlementMode.MODE_1:
-            yield from self._co_signed(terms)
-            return LegOutcome.DONE
+    # one leg ----------------------------------------------------------------------------
+    def _leg(self, phase: Phase, terms: LegTerms, command_id: CommandId) -> Proc:
+        """Prepare a Mode 2 leg (instruct, await APPROVED) or run a Mode 3 leg (transfer the
+        burn's tokens first, instruct, await COMPLETED)."""
         gateway = self.world.issuers[terms.issuer_id]
         sent = self.pending.get(terms.leg)
         if sent is not None:  # resuming after an operator fix: read the old instruction first
-            snap = yield from sent.gateway.get(sent.instruction_id)
-            if snap.status is InstructionStatus.COMPLETED:
-                return self._proof(terms, snap)
-            if not gateway.expire(sent.instruction_id):  # already moving on chain: await it
-                profile = self.world.profile_of(terms)
-                again = _Sent(gateway, sent.instruction_id,
-                              self.world.now_ms + profile.approval_sla_ms)
-                self.pending[terms.leg] = again
-                answer = yield from self._await(again, profile.feedback_channel)
-                return self._proof(terms, answer) if isinstance(answer, Snapshot) else answer
-        pre_burn = terms.leg == "burn" and terms.mode is SettlementMode.MODE_3
-        if pre_burn and not (yield from self._pre_burn_transfer(terms, gateway)):
+            answer = yield from self._reread(terms, sent)
+            if answer is not None:
+                return answer
+        if phase is Phase.SINGLE and terms.leg == "burn" \
+                and not (yield from self._pre_burn_transfer(terms, gateway)):
             return LegOutcome.RELOCK_REFUSED
-        snap = yield from self._instruct(terms, gateway, command_id)
-        return self._proof(terms, snap) if isinstance(snap, Snapshot) else snap
+        return (yield from self._instruct(phase, terms, gateway, command_id))
+
+    def _reread(self, terms: LegTerms, sent: _Sent) -> Proc:
+        """An instruction left from before a park: its answer if it has one or is still moving
+        on chain; None once it is closed at the issuer (the caller instructs anew)."""
+        snap = yield from sent.gateway.get(sent.instruction_id)
+        if snap.status in (_APPROVED if sent.phase is Phase.PREPARE else _COMPLETED):
+            return self._answered(terms, sent, snap)
+        if not sent.gateway.expire(sent.instruction_id):  # already moving on chain: await it
+            profile = self.world.profile_of(terms)
+            again = _Sent(sent.gateway, sent.instruction_id,
+                          self.world.now_ms + profile.approval_sla_ms, sent.phase)
+            self.pending[terms.leg] = again
+            return (yield from self._answer(terms, again))
+        del self.pending[terms.leg]
+        self.approved.pop(terms.leg, None)  # closed: its approval no longer holds
+        return None
+
+    def _execute(self, terms: LegTerms, command_id: CommandId) -> Proc:
+        """Commit a Mode 2 leg: the execute call, then await COMPLETED (a new SLA wait)."""
+        sent = self.pending.get(terms.leg)
+        if sent is not None:  # parked during the commit: read the executed instruction first
+            answer = yield from self._reread(terms, sent)
+            if answer is not None:
+                return answer
+        if terms.leg not in self.approved:  # closed at the issuer since: decide again
+            outcome = yield from self._leg(Phase.PREPARE, terms, command_id)
+            if outcome is not LegOutcome.DONE:
+                return outcome
+        gateway = self.world.issuers[terms.issuer_id]
+        instruction_id = self.approved[terms.leg]
+        assert self.tx.rtgs is RtgsState.EARMARKED, "execute only after the earmark"
+        deadline = self.world.now_ms + self.world.profile_of(terms).approval_sla_ms
+        sent = self.pending[terms.leg] = _Sent(gateway, instruction_id, deadline, Phase.COMMIT)
+        self.world.log.append("saga.execute_sent", transactionId=self.tx_id, leg=terms.leg,
+                              instructionId=instruction_id, deadlineMs=deadline)
+        yield from gateway.execute(instruction_id)
+        return (yield from self._answer(terms, sent))
 
     def _co_signed(self, terms: LegTerms) -> Proc:
         """Mode 1: the operator co-signs the burn or mint on the issuer's account."""
@@ -239,22 +362,18 @@ class Saga:
         self._update(chain=ChainState.TRANSFERRED_TO_ISSUER)
         return True
 
-    def _instruct(self, terms: LegTerms, gateway: IssuerGateway,
+    def _instruct(self, phase: Phase, terms: LegTerms, gateway: IssuerGateway,
                   command_id: CommandId) -> Proc:
         tx, profile = self.tx, self.world.profile_of(terms)
         body = self._instruction_body(terms, gateway, command_id)
-        sent_at = self.world.now_ms
-        deadline = sent_at + profile.approval_sla_ms
+        deadline = self.world.now_ms + profile.approval_sla_ms
         self.world.log.append("saga.instruction_sent", transactionId=tx.id, leg=terms.leg,
                               issuerId=terms.issuer_id, idempotencyKey=body["idempotencyKey"],
                               deadlineMs=deadline)
         snap = yield from gateway.post_instruction(terms.leg, body, terms.mode,
                                                    profile.feedback_channel)
-        self.pending[terms.leg] = _Sent(gateway, snap.instruction_id, deadline)
-        if terms.mode is SettlementMode.MODE_2:
-            assert self.tx.rtgs is RtgsState.EARMARKED, "execute only after the earmark"
-            yield from gateway.execute(snap.instruction_id)
-        return (yield from self._await(self.pending[terms.leg], profile.feedback_channel))
+        sent = self.pending[terms.leg] = _Sent(gateway, snap.instruction_id, deadline, phase)
+        return (yield from self._answer(terms, sent))
 
     def _instruction_body(self, terms: LegTerms, gateway: IssuerGateway,
                           command_id: CommandId) -> dict[str, str]:
@@ -276,12 +395,28 @@ class Saga:
                         assetCode=tx.target.amount.asset.code)
         return body
 
+    def _answer(self, terms: LegTerms, sent: _Sent) -> Proc:
+        answer = yield from self._await(sent, self.world.profile_of(terms).feedback_channel)
+        return self._answered(terms, sent, answer) if isinstance(answer, Snapshot) else answer
+
+    def _answered(self, terms: LegTerms, sent: _Sent, snap: Snapshot) -> LegOutcome:
+        del self.pending[terms.leg]
+        if sent.phase is Phase.PREPARE:
+            self.approved[terms.leg] = snap.instruction_id
+            self.world.log.append("saga.approved", transactionId=self.tx_id, leg=terms.leg,
+                                  instructionId=snap.instruction_id)
+            return LegOutcome.DONE
+        return self._proof(terms, snap)
+
     def _await(self, sent: _Sent, channels: tuple[FeedbackChannel, ...]) -> Proc:
         """Wait for a decisive answer, learned by prompt or poll, strictly before the deadline.
 
         The deadline is one timer for the whole wait; a status read still in progress when
-        it fires is abandoned, so the transaction parks at exactly the deadline."""
+        it fires is abandoned, so the transaction parks at exactly the deadline. A REJECTED
+        after the issuer approved breaks the decision-first rule: it is taken as FAILED."""
         env, inbox = self.world.env, self.world.issuer_inbox
+        accept = _APPROVED if sent.phase is Phase.PREPARE else _COMPLETED
+        approved = sent.phase is Phase.COMMIT
         remaining = sent.deadline_ms - self.world.now_ms
         if remaining <= 0:
             return LegOutcome.SILENCE
@@ -304,11 +439,17 @@ class Saga:
             snap = read.value
             assert isinstance(snap, Snapshot)
             remaining = sent.deadline_ms - self.world.now_ms
-            if snap.status is InstructionStatus.COMPLETED:
+            if snap.status in accept:
                 return snap
-            if snap.status is InstructionStatus.REJECTED:
+            approved = approved or snap.status in _APPROVED
+            if snap.status is _S.REJECTED and approved:
+                self.world.log.append("saga.forbidden_transition", transactionId=self.tx_id,
+                                      instructionId=sent.instruction_id, status="REJECTED",
+                                      after="APPROVED")
+                return LegOutcome.FAILED
+            if snap.status is _S.REJECTED:
                 return LegOutcome.REJECTED
-            if snap.status is InstructionStatus.FAILED:
+            if snap.status is _S.FAILED:
                 return LegOutcome.FAILED
 
     def _proof(self, terms: LegTerms, snap: Snapshot) -> LegOutcome:
@@ -317,12 +458,10 @@ class Saga:
         event = NormalisedEvent.BURNED if terms.leg == "burn" else NormalisedEvent.MINTED
         self._note(event, txHash=snap.tx_hash, ledgerSequence=snap.ledger_sequence,
                    instructionId=snap.instruction_id)
-        del self.pending[terms.leg]
         return LegOutcome.DONE
 
     # stopping -----------------------------------------------------------------------------
     def _stop(self, terms: LegTerms, outcome: LegOutcome) -> Proc:
-        now = self.world.now_ms
         if outcome is LegOutcome.RELOCK_REFUSED:  # the tokens are the member's: free the fiat
             yield from self.world.rtgs.release(self.tx_id)
             self._apply(Trigger.LOCK_REFUSED, reason_code="insufficient_funds",
@@ -333,8 +472,11 @@ class Saga:
         if outcome is LegOutcome.SILENCE:
             self._note(NormalisedEvent.PARKED_ON_SILENCE, leg=terms.leg)
             self._apply(Trigger.SILENCE, reason_code="approval_sla_exceeded")
-            if terms.leg == "burn" and terms.mode is SettlementMode.MODE_3:
+            if terms.leg == "burn" and self.transferred:
                 yield from self._refund(terms, "instruction_expired")
+                if self.refunded:  # details stay true: the tokens are the member's again
+                    self.world.transactions.amend(self.tx_id, self.world.now_ms,
+                                                  chain=ChainState.RETURNED_TO_SENDER)
             return
         if outcome is LegOutcome.FAILED:
             self._note(NormalisedEvent.INSTRUCTION_FAILED, leg=terms.leg)
@@ -342,32 +484,52 @@ class Saga:
             return
         self._note(NormalisedEvent.INSTRUCTION_REJECTED, leg=terms.leg)
         self.pending.pop(terms.leg, None)
-        if "burn" in self.done_legs:  # the source is gone: no safe automatic unwind
-            self._apply(Trigger.MINT_REJECTED_AFTER_BURN, reason_code="mint_rejected_after_burn")
+        if not (yield from self._unwind()):
+            self._apply(Trigger.UNWIND_FAILED, reason_code="unwind_failed")
             return
-        yield from self._unwind(terms)
         self._apply(Trigger.ISSUER_REJECTED, reason_code="issuer_rejected",
-                    fee_status=FeeStatus.WAIVED, saga=self.tx.saga.stopped(now))
+                    fee_status=FeeStatus.WAIVED, saga=self.tx.saga.stopped(self.world.now_ms))
 
-    def _unwind(self, terms: LegTerms) -> Proc:
-        """REJECTED: the asset goes back to the sender and the earmark is cancelled."""
-        if terms.mode is SettlementMode.MODE_3:
-            yield from self._refund(terms, "instruction_rejected")
+    def _unwind(self) -> Proc:
+        """REJECTED (States rule 3): close what was approved but never executed, give the
+        source asset back, release the earmark. False when the value could not be given
+        back (the transaction then parks: a person must look)."""
+        tx = self.tx
+        for leg, instruction_id in self.approved.items():
+            self.world.issuers[tx.legs[0 if leg == "burn" else -1].issuer_id] \
+                .expire(instruction_id)
+        self.approved.clear()
+        burn = tx.legs[0]
+        if "mint" in self.done_legs:  # only after an operator fix re-decided the burn
+            return False
+        if "burn" in self.done_legs:  # the source is burned: its issuer gives the value back
+            if not (yield from self._refund(burn, COMPENSATION_REASON)):
+                return False
+        elif self.transferred:  # Mode 3: the tokens sit with the issuer
+            if not (yield from self._refund(burn, "instruction_rejected")):
+                return False
         else:
-            ledger, _ = self.world.source_wallet(self.tx)
+            ledger, _ = self.world.source_wallet(tx)
             yield from ledger.return_to_sender(self.tx_id)
         self._update(chain=ChainState.RETURNED_TO_SENDER)
         yield from self.world.rtgs.release(self.tx_id)
         self._update(rtgs=RtgsState.CANCELLED)
+        return True
 
     def _refund(self, terms: LegTerms, reason: str) -> Proc:
+        """POST {issuer-api}/treasury/refunds: the Mode 3 refund, or (reason
+        ``COMPENSATION_REASON``) the compensating return of a burned source; True when the
+        value is back in the member's wallet."""
         tx = self.tx
         gateway = self.world.issuers[terms.issuer_id]
         _, member_wallet = self.world.source_wallet(tx)
         treasury = gateway.treasury_for(tx.initiator_id, self.world.profile_of(terms).custody_model)
         result = yield from gateway.refund(tx.id, reason, member_wallet, treasury,
                                            tx.source.amount)
-        if result.status == "refunded":
+        refunded = result.status == "refunded"
+        if refunded:
             self.transferred, self.refunded = False, True
-        self.world.log.append("saga.refund", transactionId=tx.id, reason=reason,
+        kind = "saga.compensation" if reason == COMPENSATION_REASON else "saga.refund"
+        self.world.log.append(kind, transactionId=tx.id, reason=reason,
                               refundTxHash=result.refund_tx_hash)
+        return refunded

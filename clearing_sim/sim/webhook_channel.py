@@ -5,9 +5,11 @@ Public names: ``Delivery``, ``DeliveryStatus``, ``WebhookChannel``.
 The world makes one channel (``world.webhooks``). It listens to the log: each
 ``transaction.state`` record is one public event (``evt_`` + a UUID from the world's id
 factory; an operator fix's return to ``in-flight`` is a new event), fanned out at once to
-every ``active`` subscription that lists its type, in subscription creation order, as one
-``Delivery`` each (logged ``webhook.event``). Nothing is logged and no id is drawn for a change
-no subscription wants.
+every ``active`` subscription that lists its type *and belongs to a party of the
+transaction* (its audience: the initiating member and the issuers it lists, the scope of
+``GET /transactions/{id}``), in subscription creation order, as one ``Delivery`` each
+(logged ``webhook.event``). Nothing is logged and no id is drawn for a change no
+subscription wants.
 
 A delivery is a SimPy process. Attempt 1 starts at the change's virtual millisecond; attempt
 n + 1 starts ``RETRY_DELAYS_MS[n - 1]`` after attempt n started, while the attempts fail;
@@ -115,8 +117,9 @@ class WebhookChannel:
 
     def _fan_out(self, record: Record) -> None:
         event_type = EventType(str(record["event"]))
+        audience = self._world.transactions[str(record["transactionId"])].audience
         wanted = [s for s in self._world.subscriptions
-                  if s.active and event_type in s.events]
+                  if s.active and event_type in s.events and s.participant_id in audience]
         if not wanted:
             return
         world = self._world

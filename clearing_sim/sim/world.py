@@ -315,25 +315,34 @@ class World:
         return LegTerms(leg, issuer.id, issuer.profile.mode, issuer.profile_version)
 
     def cancel(self, transaction_id: str) -> Transaction:
-        """Cancel now: return the locked asset, cancel the earmark, end in step Cancelled."""
+        """Cancel now (spec, the cancel row): the cancelled path, the asset back with the
+        sender, the fiat leg cancelled, one ``transaction.cancelled``.
+
+        Cancel is allowed only before the earmark is confirmed (its confirmation starts the
+        irrevocable Burning step), so no earmark is ever held here. A lock already applied
+        is returned at once; a lock or earmark still being written (its finality latency
+        not yet elapsed) is withdrawn: the interrupted operation never applies
+        (docs/semantics.md, the cancel rows). Either way the sender's balance is exactly what it
+        was before the initiation, so ``details`` end ``ReturnedToSender`` / ``Cancelled``."""
         tx = self.transactions[transaction_id]
         action = cancel_action(tx)
         if not action.allowed:
             raise NotAllowed.one(None, action.reason or "cancel_not_allowed",
                                  f"transaction {tx.id} cannot be cancelled: {action.reason}")
         saga = self.sagas[transaction_id]
+        withdrawn = saga.step_in_progress()
         if saga.process is not None and saga.process.is_alive:
             saga.process.interrupt("cancelled")
-        # Cancellable steps end before the earmark is confirmed (its confirmation starts the
-        # irrevocable Burning step), so only a lock can be held here.
         assert tx.rtgs is RtgsState.NONE, tx.rtgs
-        changes: dict[str, object] = {}
-        if tx.chain is ChainState.LOCKED:
+        returned = tx.chain is ChainState.LOCKED
+        if returned:
             self.source_wallet(tx)[0].return_now(tx.id)
-            changes["chain"] = ChainState.RETURNED_TO_SENDER
+        self.log.append("saga.cancel", transactionId=tx.id, lockReturned=returned,
+                        withdrawn=withdrawn)
         return self.transactions.apply(
             tx.id, Trigger.CANCEL, self.now_ms, saga=tx.saga.cancelled(self.now_ms),
-            reason_code="operator_cancelled", fee_status=FeeStatus.WAIVED, **changes)
+            reason_code="operator_cancelled", fee_status=FeeStatus.WAIVED,
+            chain=ChainState.RETURNED_TO_SENDER, rtgs=RtgsState.CANCELLED)
 
     def arm(self, transaction_id: str, outcome: Outcome) -> None:
         """Arm a conformance outcome on the transaction's next issuer instruction event."""
@@ -342,11 +351,18 @@ class World:
             raise NotAllowed.one("transactionId", "transaction_terminal",
                                  f"transaction {tx.id} is {tx.lifecycle_status.value}: "
                                  "no issuer instruction event is left to arm")
-        target = next((leg for leg in tx.legs if leg.mode.has_instructions
-                       and leg.leg not in self.sagas[tx.id].done_legs), None)
-        if target is None:
+        if not any(leg.mode.has_instructions for leg in tx.legs):
             raise NotAllowed.one("transactionId", "no_issuer_instruction",
                                  "Mode 1 transactions have no issuer instruction step to arm")
+        saga = self.sagas[tx.id]
+        target = saga.next_decision() if outcome is Outcome.REJECTED else saga.next_instructed()
+        if target is None and outcome is Outcome.REJECTED:
+            raise NotAllowed.one("transactionId", "issuer_decided",
+                                 "every issuer of this transaction has already approved: "
+                                 "a rejection can no longer come")
+        if target is None:
+            raise NotAllowed.one("transactionId", "no_issuer_instruction",
+                                 "every issuer instruction of this transaction is complete")
         self.issuers[target.issuer_id].arm(tx.id, outcome)
 
     def forget(self, transaction_id: str) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 
 from attrs import define, field
 
+from clearing_sim.domain.instruction import Outcome
 from clearing_sim.domain.lifecycle import (
     LifecycleStatus,
     State,
@@ -66,6 +67,8 @@ class TxModel:
     mints: int = 0
     refunds: int = 0
     proofs: list[str] = field(factory=list)  # legs with a proof-backed event (Burned, Minted)
+    instruction: dict[str, str] = field(factory=dict)  # leg → its latest instruction
+    decided: dict[str, bool] = field(factory=dict)  # leg → its issuer approved that one
     settled_fiat: int = 0
 
 
@@ -86,7 +89,9 @@ class LogReplay:
             "rtgs.account": self._rtgs_account, "rtgs.earmark": self._earmark,
             "rtgs.settle": self._settle, "rtgs.release": self._release,
             "transaction.state": self._state, "saga.event": self._saga_event,
+            "issuer.instruction": self._instruction, "issuer.expired": self._expired,
         }
+        self._leg_of: dict[str, tuple[str, str]] = {}  # instruction → (transaction, leg)
 
     def feed(self, log: Iterable[Record]) -> None:
         """Fold the records not seen yet."""
@@ -95,6 +100,18 @@ class LogReplay:
             if handler is not None:
                 handler(record)
             self.seen += 1
+
+    def _instruction(self, r: Record) -> None:
+        tx_id, leg = str(r["transactionId"]), str(r["leg"])
+        model = self.tx(tx_id)
+        model.instruction[leg] = str(r["instructionId"])
+        self._leg_of[str(r["instructionId"])] = (tx_id, leg)
+        model.decided[leg] = r["status"] in ("APPROVED", "EXECUTING", "COMPLETED")
+
+    def _expired(self, r: Record) -> None:
+        tx_id, leg = self._leg_of[str(r["instructionId"])]
+        if self.tx(tx_id).instruction.get(leg) == r["instructionId"]:
+            self.tx(tx_id).decided[leg] = False
 
     def tx(self, transaction_id: str) -> TxModel:
         return self.txs.setdefault(transaction_id, TxModel())
@@ -271,6 +288,16 @@ def expected_cancel_allowed(tx: Transaction) -> bool:
             and tx.saga.current.name in (StepName.LOCK, StepName.EARMARKED))
 
 
-def open_instruction_legs(tx: Transaction, model: TxModel) -> list[LegTerms]:
-    """The legs an armed outcome can still act on: issuer-instructed, without a proof yet."""
-    return [leg for leg in tx.legs if leg.mode.has_instructions and leg.leg not in model.proofs]
+def open_instruction_legs(tx: Transaction, model: TxModel,
+                          outcome: Outcome | None = None) -> list[LegTerms]:
+    """The legs an armed outcome can still act on, the one it lands on first: issuer-
+    instructed legs without a proof yet, in the order the saga instructs them (Mode 2 legs
+    until their issuer approved, then Mode 3 legs, then approved Mode 2 legs awaiting the
+    commit). A rejection needs an issuer that has not decided yet (States rule 3: the
+    decision comes first, REJECTED never follows APPROVED)."""
+    m2 = [leg for leg in tx.legs if leg.mode.number == 2 and leg.leg not in model.proofs]
+    m3 = [leg for leg in tx.legs if leg.mode.number == 3 and leg.leg not in model.proofs]
+    undecided = [leg for leg in m2 if not model.decided.get(leg.leg)]
+    if outcome is Outcome.REJECTED:
+        return undecided + [leg for leg in m3 if not model.decided.get(leg.leg)]
+    return undecided + m3 + [leg for leg in m2 if model.decided.get(leg.leg)]

@@ -123,7 +123,7 @@ def _arm(cast: Cast, replay: LogReplay, tx_id: str, outcome: Outcome | None) -> 
     assert outcome is not None
     replay.feed(world.log)
     tx = world.transactions[tx_id]
-    legs = [] if tx.terminal else open_instruction_legs(tx, replay.tx(tx_id))
+    legs = [] if tx.terminal else open_instruction_legs(tx, replay.tx(tx_id), outcome)
     try:
         world.arm(tx_id, outcome)
     except NotAllowed:

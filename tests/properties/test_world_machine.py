@@ -203,10 +203,9 @@ class WorldMachine(RuleBasedStateMachine):
             StepName.CANCELLED
         assert after.reason_code == "operator_cancelled"
         assert after.fee_status is FeeStatus.WAIVED
-        assert after.chain is (ChainState.RETURNED_TO_SENDER if tx.chain is ChainState.LOCKED
-                               else tx.chain)
-        assert after.rtgs is (RtgsState.CANCELLED if tx.rtgs is RtgsState.EARMARKED
-                              else tx.rtgs)
+        # The spec's cancel values whatever step was interrupted (a lock or earmark still
+        # being written is withdrawn: docs/semantics.md, "Cancel").
+        assert (after.chain, after.rtgs) == (ChainState.RETURNED_TO_SENDER, RtgsState.CANCELLED)
         assert tx_id not in self.world.rtgs.earmarks
         assert all(tx_id not in chain.locks for chain in self.world.ledgers.values())
 
@@ -214,7 +213,7 @@ class WorldMachine(RuleBasedStateMachine):
     def arm(self, tx_id: str, outcome: Outcome) -> None:
         self.replay.feed(self.world.log)
         tx = self.world.transactions[tx_id]
-        legs = [] if tx.terminal else open_instruction_legs(tx, self.replay.tx(tx_id))
+        legs = [] if tx.terminal else open_instruction_legs(tx, self.replay.tx(tx_id), outcome)
         if not legs:
             _event("arm refused")
             self._refused(tx, lambda: self.world.arm(tx_id, outcome), None)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from clearing_sim.domain.errors import NotAllowed
 from clearing_sim.domain.ids import instruction_idempotency_key
 from clearing_sim.domain.instruction import InstructionStatus, Outcome
 from clearing_sim.domain.money import Money
@@ -118,16 +119,16 @@ def test_saga_keys_instructions_by_command_and_leg_and_references_the_transactio
 
 
 # Mode 2 two-phase -------------------------------------------------------------------------
-def test_mode_2_instruction_stays_at_pending_approval_until_execute(cast: Cast) -> None:
-    """In Mode 2 the issuer stops at PENDING_APPROVAL and does not execute until the execute
-    call arrives, however long that takes."""
+def test_mode_2_instruction_decides_then_holds_until_execute(cast: Cast) -> None:
+    """In Mode 2 the issuer does not execute until the execute call arrives, however long
+    that takes: it decides (APPROVED) and holds there (docs/semantics.md, two-phase)."""
     world, gateway = cast.world, _gateway(cast, 2)
     body = _burn_body(cast)
     _lock_for(cast, body)
     ins = call(world, gateway.post_instruction("burn", body, SettlementMode.MODE_2, POLL))
     world.advance(10 * 3600 * 1000)
-    assert gateway.instructions[ins.instruction_id].status is InstructionStatus.PENDING_APPROVAL
-    assert _statuses(cast, ins.instruction_id) == ["RECEIVED", "PENDING_APPROVAL"]
+    assert gateway.instructions[ins.instruction_id].status is InstructionStatus.APPROVED
+    assert _statuses(cast, ins.instruction_id) == ["RECEIVED", "PENDING_APPROVAL", "APPROVED"]
     assert not world.log.select("ledger.burn")
     call(world, gateway.execute(ins.instruction_id))
     world.run_all()
@@ -178,8 +179,10 @@ STAGES = {"before": ["RECEIVED"], "PENDING_APPROVAL": ["RECEIVED", "PENDING_APPR
           "APPROVED": ["RECEIVED", "PENDING_APPROVAL", "APPROVED"]}
 
 
-@pytest.mark.parametrize("outcome", [Outcome.REJECTED, Outcome.FAILED])
-@pytest.mark.parametrize("stage", list(STAGES))
+@pytest.mark.parametrize(("stage", "outcome"),
+                         [(stage, outcome) for stage in STAGES
+                          for outcome in (Outcome.REJECTED, Outcome.FAILED)
+                          if (stage, outcome) != ("APPROVED", Outcome.REJECTED)])
 @pytest.mark.parametrize("mode", [2, 3])
 def test_armed_outcome_applies_to_the_next_instruction_event(
         cast: Cast, mode: int, stage: str, outcome: Outcome) -> None:
@@ -198,6 +201,22 @@ def test_armed_outcome_applies_to_the_next_instruction_event(
     assert applied["outcome"] == outcome.value
     assert tx.id not in _gateway(cast, mode).armed  # consumed: it applies once
     assert world.transactions[tx.id].parked is (outcome is Outcome.FAILED)
+
+
+@pytest.mark.parametrize("mode", [2, 3])
+def test_rejected_cannot_be_armed_once_the_issuer_approved(cast: Cast, mode: int) -> None:
+    """Ours (docs/semantics.md): REJECTED is the issuer's decision and never follows
+    APPROVED, so arming ``rejected`` on a transaction whose every issuer approved is refused
+    (409 ``issuer_decided``), changes nothing, and the transaction settles."""
+    world = cast.world
+    tx = world.initiate(cast.member.id, redeem(cast.asset(mode)))
+    step_until(world, "issuer.instruction", transactionId=tx.id, status="APPROVED")
+    with pytest.raises(NotAllowed) as refused:
+        world.arm(tx.id, Outcome.REJECTED)
+    assert refused.value.problems[0].code == "issuer_decided"
+    assert not world.log.select("issuer.armed")
+    world.run_all()
+    assert world.transactions[tx.id].lifecycle_status.value == "settled"
 
 
 # status webhooks --------------------------------------------------------------------------

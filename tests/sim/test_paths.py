@@ -68,10 +68,18 @@ class Path:
 
     @property
     def armed_leg(self) -> str | None:
-        """The leg an armed outcome lands on: the first leg with an issuer instruction."""
+        """The leg an armed outcome lands on: the first leg the saga instructs, Mode 2 legs
+        (prepared: instructed and approved) before Mode 3 legs (sim/saga.py ``plan``)."""
         if self.armed is None:
             return None
-        return "burn" if self.src != 1 else "mint"
+        if self.dst is None or self.src == 2:
+            return "burn"
+        return "burn" if self.src == 3 and self.dst != 2 else "mint"
+
+    @property
+    def refunded(self) -> bool:
+        """A Mode 3 burn parked on silence: the issuer refunds the transferred tokens."""
+        return self.outcome == "silence" and self.armed_leg == "burn" and self.src == 3
 
     @property
     def armed_mode(self) -> int | None:
@@ -84,7 +92,7 @@ class Path:
             return "settled"
         if self.outcome.startswith("cancel"):
             return self.outcome
-        if self.outcome == "rejected" and self.armed_leg == "burn":
+        if self.outcome == "rejected":  # States rule 3: REJECTED always unwinds
             return "unwound"
         return "parked"
 
@@ -112,8 +120,7 @@ def expected(path: Path) -> dict[str, Any]:
     end = path.end
     statuses, index = _STEPS[end]
     names = _CANCELLED if end.startswith("cancel") else _FULL
-    parked_reason = {"rejected": "mint_rejected_after_burn", "failed": "issuer_failed",
-                     "silence": "approval_sla_exceeded"}
+    parked_reason = {"failed": "issuer_failed", "silence": "approval_sla_exceeded"}
     events = {"settled": ["received", "in_flight", "settled"],
               "unwound": ["received", "in_flight", "failed"],
               "parked": ["received", "in_flight", "parked"]}.get(end)
@@ -121,19 +128,19 @@ def expected(path: Path) -> dict[str, Any]:
         events = ["received", "in_flight", "cancelled"]
     if path.outcome.startswith("fix_"):
         events = ["received", "in_flight", "parked", "in_flight", "settled"]
-    if end == "parked":
-        chain = "Burned" if path.armed_leg == "mint" else CHAIN_WHILE_PARKED_ON_BURN[path.src]
-    else:
-        chain = {"settled": "Minted" if path.dst else "Burned", "cancel_at_lock": "None",
-                 "cancel_at_earmark": "ReturnedToSender", "unwound": "ReturnedToSender"}[end]
+    if end == "parked" and path.refunded:
+        chain = "ReturnedToSender"  # the Mode 3 refund after parking returned the tokens
+    elif end == "parked":  # the mint's issuer decides before anything irrevocable: Locked
+        chain = "Locked" if path.armed_leg == "mint" else CHAIN_WHILE_PARKED_ON_BURN[path.src]
+    else:  # a cancel shows the spec's values whatever step it interrupted
+        chain = {"settled": "Minted" if path.dst else "Burned"}.get(end, "ReturnedToSender")
     return {
         "lifecycleStatus": {"settled": "settled", "unwound": "failed", "parked": "failed"}
         .get(end, "cancelled"),
         "parked": end == "parked",
         "terminal": True,
         "chain": chain,
-        "rtgs": {"settled": "Settled", "unwound": "Cancelled", "parked": "Earmarked"}
-        .get(end, "None"),
+        "rtgs": {"settled": "Settled", "parked": "Earmarked"}.get(end, "Cancelled"),
         "sagaPath": "cancelled" if end.startswith("cancel") else "full",
         "steps": list(zip(names, statuses, strict=True)),
         "currentStepIndex": index,
@@ -162,10 +169,7 @@ def expected_deltas(cast: Cast, path: Path) -> dict[tuple[str, str], Decimal]:
     if end != "parked":
         return {}  # cancelled or unwound: everything back where it was
     deltas = {("rtgs", src_issuer): -AMOUNT}  # still earmarked
-    if path.armed_leg == "mint":  # the burn is done: the source tokens are gone
-        return deltas | {("wallet", src): -AMOUNT, ("supply", src): -AMOUNT}
-    refunded = path.src == 3 and path.outcome == "silence"  # Mode 3 refund after parking
-    return deltas | ({} if refunded else {("wallet", src): -AMOUNT})
+    return deltas | ({} if path.refunded else {("wallet", src): -AMOUNT})
 
 
 # the driver -------------------------------------------------------------------------------
@@ -276,7 +280,7 @@ def _parked(world: Any, tx: Transaction, path: Path) -> None:
     refunds = world.log.select("issuer.refund", transactionId=tx.id)
     if path.outcome == "silence":
         assert parked.at_ms == sent["deadlineMs"] == sent.at_ms + 900_000
-        if path.armed_leg == "burn" and path.src == 3:
+        if path.refunded:
             [refund] = refunds
             assert (refund["reason"], refund["status"]) == ("instruction_expired", "refunded")
             assert refund.at_ms > parked.at_ms
@@ -287,11 +291,12 @@ def _parked(world: Any, tx: Transaction, path: Path) -> None:
 
 
 def _unwound(world: Any, tx: Transaction, path: Path) -> None:
-    """REJECTED: automatic unwind. Mode 2 returns the lock; Mode 3 calls the refund endpoint
-    (the tokens already sit in the issuer's treasury); the earmark is released."""
+    """REJECTED: automatic unwind. A lock is returned; a Mode 3 burn's transferred tokens
+    come back through the refund endpoint (they already sit in the issuer's treasury); an
+    approved instruction never executed is closed at its issuer; the earmark is released."""
     refunds = world.log.select("issuer.refund", transactionId=tx.id)
     returns = world.log.select("ledger.return", transactionId=tx.id)
-    if path.src == 3:
+    if path.armed_leg == "burn" and path.src == 3:
         [refund] = refunds
         assert (refund["reason"], refund["status"]) == ("instruction_rejected", "refunded")
         assert not returns
@@ -299,6 +304,10 @@ def _unwound(world: Any, tx: Transaction, path: Path) -> None:
         assert len(returns) == 1 and not refunds
     assert len(world.log.select("rtgs.release", transactionId=tx.id)) == 1
     assert not world.log.select("ledger.burn", transactionId=tx.id)
+    assert not world.log.select("ledger.mint", transactionId=tx.id)
+    for approved in world.log.select("saga.approved", transactionId=tx.id):
+        assert world.log.select("issuer.expired", instructionId=approved["instructionId"])
+    assert not world.log.select("saga.execute_sent", transactionId=tx.id)
 
 
 def _cancelled(world: Any, tx: Transaction, path: Path) -> None:
@@ -366,7 +375,8 @@ def test_swap_into_mode_1_cannot_be_armed_once_its_burn_is_done(cast: Cast, src:
 
 # paths the matrix does not reach ----------------------------------------------------------
 def test_cancel_while_received_returns_nothing_and_publishes_cancelled(cast: Cast) -> None:
-    """Open transaction + cancel → cancelled; before intake nothing was locked."""
+    """Open transaction + cancel → cancelled, with the spec's cancel values
+    (ReturnedToSender, Cancelled); before intake nothing was locked, so nothing moves."""
     world = cast.world
     before = holdings(cast)
     tx = world.initiate(cast.member.id, redeem(cast.asset(2)))
@@ -374,8 +384,8 @@ def test_cancel_while_received_returns_nothing_and_publishes_cancelled(cast: Cas
     world.cancel(tx.id)
     world.run_all()
     tx = world.transactions[tx.id]
-    assert (tx.lifecycle_status.value, tx.chain.value, tx.rtgs.value) == ("cancelled", "None",
-                                                                          "None")
+    assert (tx.lifecycle_status.value, tx.chain.value, tx.rtgs.value) == (
+        "cancelled", "ReturnedToSender", "Cancelled")
     assert state_events(world, tx.id) == ["received", "cancelled"]
     assert steps(tx)[-1] == ("Cancelled", "cancelled")
     assert holdings(cast) == before
@@ -454,31 +464,63 @@ def test_earmark_refused_returns_the_asset(cast: Cast, mode: int) -> None:
     check()
 
 
-@pytest.mark.parametrize(("src", "dst"), [(2, 3), (3, 2), (1, 2), (1, 3)])
-def test_swap_mint_rejected_after_burn_parks_then_fix_settles(cast: Cast, src: int,
-                                                              dst: int) -> None:
-    """Ours (semantics.md): REJECTED on the mint after the burn completed cannot unwind
-    safely, so the transaction parks (mint_rejected_after_burn); the operator fix mints."""
+@pytest.mark.parametrize(("src", "dst"), [(2, 3), (3, 2), (1, 2), (1, 3), (2, 1), (3, 1)])
+def test_swap_mint_rejected_at_its_decision_unwinds_with_nothing_moved(cast: Cast, src: int,
+                                                                      dst: int) -> None:
+    """States rule 3, the REJECTED row: a rejection armed on the mint's decision (or the
+    burn's, where the mint has no issuer) ends failed, parked false, transaction.failed,
+    the sender's value back and no discrepancy. The target decides before anything
+    irrevocable: nothing was burned or minted."""
     world = cast.world
     before = holdings(cast)
     check = watch_invariants(world)
     tx = world.initiate(cast.member.id, swap(cast.asset(src), cast.asset(dst)))
-    step_until(world, "saga.instruction_sent", transactionId=tx.id, leg="mint")
+    step_until(world, "rtgs.earmark", transactionId=tx.id)
     world.arm(tx.id, Outcome.REJECTED)
     world.run_all()
-    parked = world.transactions[tx.id]
-    assert (parked.lifecycle_status.value, parked.parked, parked.reason_code) == (
-        "failed", True, "mint_rejected_after_burn")
-    assert (parked.chain.value, parked.rtgs.value) == ("Burned", "Earmarked")
-    world.resolve(tx.id)
+    done = world.transactions[tx.id]
+    assert (done.lifecycle_status.value, done.parked, done.terminal, done.reason_code) == (
+        "failed", False, True, "issuer_rejected")
+    assert (done.chain.value, done.rtgs.value) == ("ReturnedToSender", "Cancelled")
+    assert state_events(world, tx.id) == ["received", "in_flight", "failed"]
+    assert not world.log.select("ledger.burn", transactionId=tx.id)
+    assert not world.log.select("ledger.mint", transactionId=tx.id)
+    assert holdings(cast) == before
+    check()
+
+
+def _second_mode_3_issuer(cast: Cast) -> Any:
+    world = cast.world
+    other = world.add_issuer("Treasury Pound", issuer_profile(3), ("GBPT",),
+                             Decimal("10000000.00"))
+    world.fund(cast.member, other.assets[0], Decimal("10000.00"))
+    return other
+
+
+def test_swap_mint_rejected_after_a_mode_3_burn_is_compensated(cast: Cast) -> None:
+    """States rule 3 where single-phase legs on both sides leave no decision-first order:
+    the Mode 3 burn completes, then the Mode 3 mint is REJECTED. The unwind is a
+    compensating action, logged as such: the source issuer returns the sender's value
+    (``/treasury/refunds``, reason ``mint_rejected``). Failed, parked false, one
+    transaction.failed, every balance back where it was."""
+    world = cast.world
+    target = _second_mode_3_issuer(cast)
+    before = holdings(cast)
+    check = watch_invariants(world)
+    tx = world.initiate(cast.member.id, swap(cast.asset(3), target.assets[0]))
+    step_until(world, "saga.event", transactionId=tx.id, event="Burned")
+    world.arm(tx.id, Outcome.REJECTED)
     world.run_all()
     done = world.transactions[tx.id]
-    assert (done.lifecycle_status.value, done.chain.value) == ("settled", "Minted")
-    assert state_events(world, tx.id) == ["received", "in_flight", "parked", "in_flight",
-                                          "settled"]
-    after = holdings(cast)
-    assert after[("wallet", cast.asset(dst).code)] - before[("wallet", cast.asset(dst).code)] \
-        == RECEIVE
+    assert (done.lifecycle_status.value, done.parked, done.reason_code) == (
+        "failed", False, "issuer_rejected")
+    assert (done.chain.value, done.rtgs.value) == ("ReturnedToSender", "Cancelled")
+    assert state_events(world, tx.id) == ["received", "in_flight", "failed"]
+    [compensation] = world.log.select("saga.compensation", transactionId=tx.id)
+    [refund] = world.log.select("issuer.refund", transactionId=tx.id)
+    assert (refund["reason"], refund["status"]) == ("mint_rejected", "refunded")
+    assert compensation["refundTxHash"] == refund["refundTxHash"]
+    assert holdings(cast) == before  # burned then re-issued: wallet and supply as before
     check()
 
 

@@ -1,0 +1,96 @@
+"""Running the receiver kit from the command line: its own shim on loopback, then the battery.
+
+Public names: ``KitShim``, ``run_receiver_kit``, ``shim_api_key``.
+
+The kit serves a fresh world of its own (manual clock, the given seed) with the kit's cast
+(``add_cast``: a member holding an issuer-backed asset) under uvicorn, on the same event
+loop as the battery, so the receiver's fetches are served while the kit waits for its
+answers. The member's API key depends only on the seed (the world's id streams), so a
+receiver can be configured before the kit runs (``shim_api_key``, printed by
+``clearing-sim conformance receiver --show-shim``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import socket
+from collections.abc import Callable
+
+import httpx
+import uvicorn
+from attrs import frozen
+from starlette.applications import Starlette
+
+from clearing_sim.conformance.receiver_kit import KitOptions, run_battery
+from clearing_sim.conformance.receiver_stage import Stage, add_cast
+from clearing_sim.conformance.report import Report
+from clearing_sim.http.app import create_app
+from clearing_sim.http.options import ServeOptions
+
+__all__ = ["KitShim", "run_receiver_kit", "shim_api_key"]
+
+
+@frozen
+class KitShim:
+    """Where the receiver under test finds the API, and the operator token of the shim."""
+
+    base_url: str
+    api_key: str
+    operator_token: str
+
+
+def _app(seed: int, operator_token: str) -> tuple[Starlette, str]:
+    app = create_app(ServeOptions(operator_token=operator_token, seed=seed))
+    sim = app.state.sim
+    key = add_cast(sim.world, lambda pid: sim.api.credentials.issue_api_key(pid)[1])
+    return app, key
+
+
+def shim_api_key(seed: int) -> str:
+    """The API key the kit's shim gives its member for this seed."""
+    return _app(seed, "unused-operator-token")[1]
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))  # OSError: the door says it cannot listen (exit 2)
+    sock.listen(128)
+    return sock
+
+
+async def run_receiver_kit(options: KitOptions, *, host: str = "127.0.0.1", port: int = 0,
+                           seed: int = 0,
+                           on_ready: Callable[[KitShim], None] | None = None) -> Report:
+    """Serve the kit's shim on ``host:port``, run the battery against ``options.url``, stop.
+
+    ``OSError`` when the port cannot be bound; ``TargetUnreachable`` when the receiver
+    gives no answer to the first delivery."""
+    token = secrets.token_urlsafe(18)
+    app, api_key = _app(seed, token)
+    sock = _bind(host, port)
+    bound = sock.getsockname()
+    shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
+    shim = KitShim(f"http://{shown}:{bound[1]}", api_key, token)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
+                                           lifespan="on"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if serving.done():
+                serving.result()
+            await asyncio.sleep(0.01)
+        if on_ready is not None:
+            on_ready(shim)
+        stage = Stage.open(app.state.sim, app.state.clock, api_key)
+        try:
+            async with httpx.AsyncClient() as client:
+                return await run_battery(stage, options, client)
+        finally:
+            stage.close()
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()

@@ -1,0 +1,92 @@
+"""``clearing-sim conformance receiver`` and ``clearing-sim receiver serve``: a verdict per
+check, the JUnit/JSON/HTML reports, exit 0/1/2, never a traceback (DESIGN.md, Bad input)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clearing_sim.cli import main
+from clearing_sim.conformance.receiver_kit import CHECKS
+from clearing_sim.conformance.receiver_run import shim_api_key
+from tests.conformance.conftest import SECRET, Serve, free_port
+
+
+def _kit(*args: str) -> list[str]:
+    return ["conformance", "receiver", *args]
+
+
+def test_show_shim_prints_what_to_configure_the_receiver_with() -> None:
+    result = CliRunner().invoke(main, _kit("--show-shim", "--shim-port", "9999", "--seed", "4"))
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [
+        "export CLEARING_SIM_API_BASE_URL=http://127.0.0.1:9999",
+        f"export CLEARING_SIM_API_KEY={shim_api_key(4)}"]
+    assert shim_api_key(4) != shim_api_key(0)
+
+
+def test_the_reference_receiver_exits_0_and_writes_every_report(tmp_path: Path,
+                                                                 serve_receiver: Serve) -> None:
+    server, port = serve_receiver("reference")
+    junit, html = tmp_path / "kit.xml", tmp_path / "kit.html"
+    result = CliRunner().invoke(main, _kit(
+        f"{server.url}/webhooks", "--secret", SECRET, "--shim-port", str(port),
+        "--probe-url", f"{server.url}/transactions/{{id}}", "--junit", str(junit),
+        "--html", str(html)))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith(f"kit shim on http://127.0.0.1:{port}  API key sk_sandbox_")
+    assert [ln.split()[:2] for ln in lines if ln.startswith("PASS  ")] == \
+        [["PASS", c] for c in CHECKS]
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == str(len(CHECKS))
+    assert suite.get("failures") == "0"
+    assert "valid-delivery" in html.read_text()
+
+
+def test_the_naive_receiver_exits_1_and_json_names_the_failures(serve_receiver: Serve) -> None:
+    server, port = serve_receiver("naive")
+    result = CliRunner().invoke(main, _kit(f"{server.url}/webhooks", "--secret", SECRET,
+                                           "--shim-port", str(port), "--json"))
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["exitCode"] == 1 and report["counts"]["fail"] == 5
+    assert {c["id"] for c in report["checks"] if c["verdict"] == "fail"} == {
+        "timestamp-stale", "timestamp-future", "fetch-before-answer", "reentry-not-duplicate",
+        "reordered-pair"}
+
+
+@pytest.mark.parametrize("args", [
+    _kit(), _kit("http://127.0.0.1:1/x"), _kit("ftp://x", "--secret", "s"),
+    _kit("http://x", "--secret", "s", "--probe-url", "not a url"),
+    _kit("http://x", "--secret", "s", "--shim-port", "70000"),
+    ["receiver", "serve", "--secret", "s"], ["receiver", "serve"],
+    ["receiver", "serve", "--secret", "s", "--api-base-url", "x", "--api-key", "k"],
+])
+def test_bad_usage_exits_2_with_a_message(args: list[str]) -> None:
+    result = CliRunner().invoke(main, args, env={"CLEARING_SIM_WEBHOOK_SECRET": ""})
+    assert result.exit_code == 2, (args, result.output)
+    assert "Error" in result.output and "Traceback" not in result.output
+
+
+def test_an_unreachable_receiver_exits_2() -> None:
+    result = CliRunner().invoke(main, _kit(f"http://127.0.0.1:{free_port()}/hooks", "--secret",
+                                           SECRET, "--shim-port", str(free_port())))
+    assert result.exit_code == 2
+    assert "the receiver did not answer" in result.output
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=30).filter(lambda s: s.isprintable()),
+                max_size=4))
+def test_any_arguments_to_the_kit_never_give_a_traceback(args: list[str]) -> None:
+    result = CliRunner().invoke(main, _kit("--show-shim", *args) if not args else _kit(*args,
+                                           "--shim-port", "1"))
+    assert result.exit_code in (0, 2), (args, result.output)
+    assert result.exception is None or isinstance(result.exception, SystemExit), args

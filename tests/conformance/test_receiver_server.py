@@ -1,0 +1,61 @@
+"""The receivers as HTTP servers: deliveries in, statuses out, the probe, fetching over HTTP
+(spec, Events: guarantee 3 — the receiver fetches the transaction before changing state)."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from clearing_sim.conformance.receiver_server import (
+    HttpTransactionSource,
+    ReceiverServer,
+    receiver_app,
+)
+from clearing_sim.service.messages import Request
+from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver, signature_header
+from tests.conformance.conftest import SECRET, free_port
+
+BODY = (b'{"id":"evt_1","type":"transaction.in_flight","createdAt":"2026-01-01T00:00:00Z",'
+        b'"data":{"transactionId":"tx-1","paymentReference":"R","lifecycleStatus":"in-flight",'
+        b'"terminal":false,"parked":false}}')
+
+
+def _post(url: str, t: int, sent: bytes = BODY) -> httpx.Response:
+    """``BODY`` signed at ``t``; ``sent`` is what goes on the wire."""
+    return httpx.post(f"{url}/webhooks", content=sent, headers={
+        "Service-Signature": signature_header(SECRET, BODY, t), "Service-Webhook-Id": "evt_1"})
+
+
+def test_the_naive_server_takes_a_delivery_and_shows_its_view_any_t() -> None:
+    lines: list[str] = []
+    server = ReceiverServer(receiver_app(NaiveReceiver(SECRET, lambda: 1_000, None),
+                                         echo=lines.append)).start()
+    try:
+        assert httpx.get(f"{server.url}/transactions/tx-1").status_code == 404
+        assert _post(server.url, t=1).status_code == 200  # no replay window at all
+        assert httpx.get(f"{server.url}/transactions/tx-1").json() == {
+            "lifecycleStatus": "in-flight", "parked": False, "terminal": False}
+        assert _post(server.url, t=1, sent=BODY + b" ").status_code == 401
+        assert lines == ["<-- evt_1 [200] ok", "<-- evt_1 [401] signature refused"]
+    finally:
+        server.stop()
+
+
+def test_the_reference_server_answers_503_when_it_cannot_fetch() -> None:
+    source = HttpTransactionSource(f"http://127.0.0.1:{free_port()}/api/v1/")
+    assert source.base.endswith(f":{source.base.rsplit(':', 1)[1]}")
+    hook = ReferenceReceiver(source, "sk_sandbox_x", SECRET, lambda: int(time.time()))
+    server = ReceiverServer(receiver_app(hook)).start()
+    try:
+        response = _post(server.url, t=int(time.time()))
+        assert response.status_code == 503 and "retry" in response.text
+        assert hook.fetch_failures == 1 and not hook.views
+    finally:
+        server.stop()
+
+
+def test_the_http_source_strips_api_v1_and_says_503_for_no_answer() -> None:
+    source = HttpTransactionSource(f"http://127.0.0.1:{free_port()}/api/v1")
+    assert not source.base.endswith("/api/v1")
+    assert source.handle(Request.build("GET", "/api/v1/transactions/x")).status == 503
