@@ -64,9 +64,11 @@ class OperatorSurface:
             route, params = match(request.method, request.path)
             self.authenticate(request.header("Authorization"))
             ctx = OperatorContext(self.sim, self.clock, request, params)
-            if route.exclusive:
+            if route.exclusive and route.method == "GET":  # a read: between two slices
                 async with self.sim.world_lock:
                     reply = await route.handler(ctx)
+            elif route.exclusive:  # a write: once no advance is running events
+                reply = await self.clock.write(lambda: route.handler(ctx))
             else:
                 reply = await route.handler(ctx)
             return Response(reply.status, _JSON, encode_json(envelope.success(reply,
