@@ -91,7 +91,10 @@ class Simulation:
 
     @property
     def key_secret(self) -> bytes:
-        """What seals the world's key material: the operator token, hashed."""
+        """What seals the world's key material: the operator token, hashed (nothing when
+        ``seed_only_keys``)."""
+        if self.options.seed_only_keys:
+            return b""
         token = self.options.operator_token.encode()
         return hashlib.sha256(b"clearing-sim key secret\x00" + token).digest()
 
