@@ -21,6 +21,7 @@ from clearing_sim.http.clock import Clock
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.http.surface import OperatorContext, OperatorRoute
 from clearing_sim.service import envelope
+from clearing_sim.service.api import check_request_text
 from clearing_sim.service.messages import Request, Response, encode_json
 from clearing_sim.service.routes import match_in
 
@@ -61,6 +62,7 @@ class OperatorSurface:
     async def handle(self, request: Request) -> Response:
         command_id = self.sim.command_id()
         try:
+            check_request_text(request)
             route, params = match(request.method, request.path)
             self.authenticate(request.header("Authorization"))
             ctx = OperatorContext(self.sim, self.clock, request, params)
