@@ -44,7 +44,7 @@ def fingerprint(request: Request) -> str:
 
 
 def check_key(key: str | None) -> None:
-    if key is not None and not key.strip():
+    if key == "":
         raise InvalidRequest.one("Idempotency-Key", "idempotency_key_empty",
                                  "Idempotency-Key is empty; leave it out or give 1 to "
                                  f"{IDEMPOTENCY_KEY_LENGTH_MAX} characters")
