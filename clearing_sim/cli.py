@@ -4,15 +4,14 @@ Public names: ``main``.
 
 Commands that pull in heavy packages (the HTTP shim, the analysts' sweeps) live beside their
 door and are imported only when invoked: ``LAZY_COMMANDS`` maps a command name to
-``module:attribute`` of a ``click.Command``.
+``module:attribute`` of a ``click.Command``. A command whose extra is not installed is still
+listed, and refuses with the extra to install (``clearing_sim.extras``).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import json
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,12 +20,14 @@ from typing import TextIO
 import click
 
 from clearing_sim.demo import run_demo
+from clearing_sim.extras import MissingExtra
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import collect, load_scenario, validate_paths
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.reports import (
     Outcome,
     combined_digest,
+    errors_json,
     failure_lines,
     junit_xml,
     to_json,
@@ -34,6 +35,7 @@ from clearing_sim.scenario.reports import (
 from clearing_sim.scenario.results import duration_text
 from clearing_sim.scenario.runner import play
 from clearing_sim.scenario.stage import Stage
+from clearing_sim.terminal import colour_wanted as _colour
 from clearing_sim.timeline import render_story, transaction_story
 
 __all__ = ["main"]
@@ -47,27 +49,33 @@ LAZY_COMMANDS: dict[str, str] = {
     "workload": "clearing_sim.analysis.cli:workload",
     "sweep": "clearing_sim.analysis.cli:sweep",
     "report": "clearing_sim.analysis.cli:report",
+    "issuer": "clearing_sim.gateway.cli:issuer",
 }
 
 
-def _present(target: str) -> bool:
-    """Whether the module behind a lazy command is part of this installation."""
-    module = target.partition(":")[0]
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError as missing:  # its package is not there at all
-        return missing.name is None or not module.startswith(missing.name)
+def _needs_extra(name: str, missing: MissingExtra) -> click.Command:
+    """What stands for a command whose extra is not installed: listed, explained, refused."""
+    def refuse(args: tuple[str, ...]) -> None:
+        raise click.ClickException(str(missing))
+
+    return click.Command(name, callback=refuse, context_settings={"ignore_unknown_options": True},
+                         params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+                         help=f"(needs the '{missing.extra}' extra: python -m pip install "
+                              f"'clearing-sim[{missing.extra}]') {missing}",
+                         short_help=f"(not installed: needs the '{missing.extra}' extra)")
 
 
 class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        lazy = [name for name, target in LAZY_COMMANDS.items() if _present(target)]
-        return sorted([*super().list_commands(ctx), *lazy])
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in LAZY_COMMANDS and _present(LAZY_COMMANDS[cmd_name]):
+        if cmd_name in LAZY_COMMANDS:
             module, _, attribute = LAZY_COMMANDS[cmd_name].partition(":")
-            command = getattr(importlib.import_module(module), attribute)
+            try:
+                command = getattr(importlib.import_module(module), attribute)
+            except MissingExtra as missing:
+                return _needs_extra(cmd_name, missing)
             assert isinstance(command, click.Command), LAZY_COMMANDS[cmd_name]
             return command
         return super().get_command(ctx, cmd_name)
@@ -91,7 +99,7 @@ def demo(seed: int, log_file: TextIO | None) -> None:
       clearing-sim demo --seed 7 --log reports/demo.jsonl
     """
     world, results = run_demo(seed)
-    colour = sys.stdout.isatty()
+    colour = _colour()
     for result in results:
         tx = result.transaction
         state = tx.lifecycle_status.value + (" (parked)" if tx.parked else "")
@@ -119,10 +127,10 @@ def validate(paths: tuple[str, ...]) -> None:
     \b
     Example:
       clearing-sim validate scenarios/
-      clearing-sim validate scenarios/silence-parks-at-sla.yaml
+      clearing-sim validate scenarios/silence-parks-exactly-at-sla.yaml
     """
     checks = validate_paths(paths)
-    colour = sys.stdout.isatty()
+    colour = _colour()
     for check in checks:
         for line in check.lines():
             click.echo(click.style(line, fg="green" if check.ok else "red") if colour else line)
@@ -168,9 +176,10 @@ def _echo_outcome(outcome: Outcome, colour: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--seed", type=int, help="Replace every file's world.seed with this seed.")
 @click.option("-k", "keyword", metavar="TEXT",
-              help="Run only scenarios whose name or path contains TEXT.")
+              help="Run only scenarios whose name or path contains TEXT, or tagged TEXT.")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, writable=True),
-              help="Write JUnit XML: a testsuite per scenario, a testcase per expectation.")
+              help="Write JUnit XML: a testsuite per scenario, a testcase per expectation "
+              "(named by step and field), an <error> per invalid file.")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, writable=True),
               metavar="FILE.jsonl", help="Write the event log as canonical JSON lines (with "
               "several scenarios: FILE.<scenario>.jsonl each).")
@@ -200,20 +209,26 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
       clearing-sim run scenarios/ -k webhook --junit reports/junit.xml --log run.jsonl
     """
     scenarios, errors = _load_all(paths)
-    colour = sys.stdout.isatty() and not as_json
+    colour = _colour() and not as_json
     if errors:
+        if junit_file is not None:
+            Path(junit_file).write_bytes(junit_xml([], errors))
+        if as_json:
+            click.echo(json.dumps(errors_json(errors), indent=2))
+            raise SystemExit(2)
         for error in errors:
             for line in error.lines():
                 click.echo(_styled(line, colour, fg="red"), err=True)
         click.echo(f"{len(errors)} file(s) with problems; nothing was run", err=True)
         raise SystemExit(2)
     if keyword is not None:
-        scenarios = [s for s in scenarios if keyword in s.name or keyword in s.path]
+        scenarios = [s for s in scenarios
+                     if keyword in s.name or keyword in s.path or keyword in s.tags]
     outcomes = []
     for scenario in scenarios:
         started = time.perf_counter()
-        result, stage = play(scenario, seed)
-        outcome = Outcome(result, time.perf_counter() - started)
+        result, stage = play(scenario, seed, clock=time.perf_counter)
+        outcome = Outcome(result, time.perf_counter() - started, stage.step_wall_s)
         outcomes.append(outcome)
         if log_file is not None:
             _write_log(stage, _log_target(Path(log_file), scenario, len(scenarios) > 1))
@@ -239,6 +254,24 @@ def _write_log(stage: Stage, target: Path) -> None:
 
 
 # timeline ------------------------------------------------------------------------------------
+def _file_names(stage: Stage) -> dict[str, str]:
+    """id → the name the scenario file uses: participants (and their wallets), webhooks,
+    agents, and the saved values that are transaction ids."""
+    names: dict[str, str] = {}
+    for key, party in stage.parties.items():
+        names[party.id] = key
+        for account in party.wallets.values():
+            names[account] = f"{key}'s wallet"
+    for key, hook in stage.webhooks.items():
+        names[hook["id"]] = f"webhook {key}"
+    for key, agent in stage.agents.items():
+        names[agent["id"]] = f"agent {key}"
+    for key, value in stage.saved.items():
+        if isinstance(value, str) and value in stage.world.transactions:
+            names.setdefault(value, key)
+    return names
+
+
 @main.command()
 @click.argument("path", metavar="FILE")
 @click.option("--transaction", "name", required=True, metavar="NAME",
@@ -272,11 +305,18 @@ def timeline(path: str, name: str, seed: int | None, polls: bool) -> None:
                                  f"transaction id of this run; saved transactions: "
                                  f"{', '.join(known) or '(none)'}", param_hint="--transaction")
     tx = stage.world.transactions[transaction_id]
-    click.echo(f"{scenario.name}: transaction {transaction_id} ({tx.use_case.value}, "
+    names = _file_names(stage)
+    shown = f"{names[transaction_id]} ({transaction_id})" if transaction_id in names \
+        else transaction_id
+    click.echo(f"{scenario.name}: transaction {shown} ({tx.use_case.value}, "
                f"payment reference {tx.payment_reference}), seed {result.seed}")
     for line in render_story(stage.world, transaction_story(stage.world, transaction_id,
-                                                            polls=polls)):
+                                                            polls=polls, names=names)):
         click.echo(line)
     state = tx.lifecycle_status.value + (" (parked)" if tx.parked else "")
     click.echo(f"now {stage.world.iso()}: {state}; scenario "
                f"{'passed' if result.passed else 'FAILED'}; digest {result.digest}")
+
+
+if __name__ == "__main__":  # python -m clearing_sim.cli
+    main()

@@ -9,11 +9,12 @@ forged ones), ledger and RTGS actions, and every webhook event fanned out for it
 delivery attempt, arrival and final outcome. Status polls of the issuer are left out unless
 ``polls`` is set: a Mode 2 burn can poll hundreds of times. ``render_story`` prints one line
 per entry, with the time since the transaction was initiated and the absolute ISO time.
+Given ``names`` (id → the name a scenario file uses), ids are shown as those names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from attrs import frozen
@@ -33,9 +34,15 @@ class Entry:
     text: str
 
 
+class _Name(str):
+    """A name from the scenario file: shown whole, never shortened like an id."""
+
+    __slots__ = ()
+
+
 def _short(value: Any, n: int = 12) -> str:
     text = str(value)
-    return text if len(text) <= n + 1 else text[:n] + "…"
+    return text if isinstance(value, _Name) or len(text) <= n + 1 else text[:n] + "…"
 
 
 def _count(value: Any) -> int:
@@ -153,11 +160,23 @@ def _related(records: Iterable[Record], transaction_id: str, polls: bool) -> lis
     return picked
 
 
-def transaction_story(world: World, transaction_id: str, *, polls: bool = False) -> list[Entry]:
-    """Every fact about one transaction, in log order."""
+def _named(r: Record, names: Mapping[str, str]) -> Record:
+    """The record with every id the file gave a name to (a participant, its wallet, a
+    subscription, an agent, a saved transaction) replaced by that name."""
+    if not names:
+        return r
+    fields = {k: _Name(names[v]) if isinstance(v, str) and v in names
+              and k != "transactionId" else v for k, v in r.fields.items()}
+    return Record(r.at_ms, r.seq, r.kind, fields)
+
+
+def transaction_story(world: World, transaction_id: str, *, polls: bool = False,
+                      names: Mapping[str, str] | None = None) -> list[Entry]:
+    """Every fact about one transaction, in log order; ``names`` maps ids to the names a
+    scenario file gave them, shown instead of the ids."""
     entries = []
     for r in _related(world.log, transaction_id, polls):
-        lane, text = _describe(r)
+        lane, text = _describe(_named(r, names or {}))
         entries.append(Entry(r.at_ms, r.seq, lane, text))
     return entries
 

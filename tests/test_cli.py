@@ -123,3 +123,37 @@ def test_validate_malformed_files_exit_2_at_the_line(case: str, tmp_path: Path) 
     result = _validate(str(target))
     assert result.exit_code == 2
     assert result.output.startswith(f"{target}{where}"), result.output
+
+
+def _on_a_terminal(*args: str, **env: str) -> bytes:
+    """Run the CLI with its standard output on a pseudo-terminal; what it wrote there."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    master, slave = pty.openpty()
+    done = subprocess.run([sys.executable, "-m", "clearing_sim.cli", *args], stdout=slave,
+                          stderr=subprocess.PIPE, cwd=root, timeout=60,
+                          env={**{k: v for k, v in os.environ.items() if k != "NO_COLOR"},
+                               "PYTHONPATH": str(root), **env})
+    os.close(slave)
+    out = b""
+    try:
+        while chunk := os.read(master, 65536):
+            out += chunk
+    except OSError:  # the terminal's other end closed
+        pass
+    os.close(master)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_no_color_turns_colour_off_on_a_terminal() -> None:
+    """https://no-color.org: colour on a terminal, none when NO_COLOR is set and not empty."""
+    args = ("validate", "scenarios/cancelled-path.yaml")
+    assert b"\x1b[" in _on_a_terminal(*args)
+    plain = _on_a_terminal(*args, NO_COLOR="1")
+    assert b"\x1b[" not in plain and b"cancelled-path.yaml: ok" in plain

@@ -21,3 +21,55 @@ def test_every_python_block_of_the_readme_runs_and_prints_its_promise() -> None:
         promised = re.findall(r"print\(.*?#\s*(.+)$", block, re.M)
         if promised:
             assert out.getvalue().splitlines()[-len(promised):] == promised
+
+
+# issue 19: what a new user meets, in order ------------------------------------------------
+ROOT = README.parent
+
+
+def test_set_up_starts_with_a_virtual_environment_then_the_two_commands() -> None:
+    text = README.read_text()
+    setup = text[text.index("## Set-up"):text.index("## Scenario files")]
+    venv = setup.index("python3 -m venv .venv && . .venv/bin/activate")
+    assert "PEP 668" in setup
+    assert venv < setup.index('python -m pip install -e ".[dev]" && clearing-sim run scenarios/')
+    assert venv < setup.index('python -m pip install -e ".[dev]" && python -m pytest')
+
+
+def test_shell_completion_is_documented_and_works() -> None:
+    import os
+    import subprocess
+    import sys
+
+    assert 'eval "$(_CLEARING_SIM_COMPLETE=bash_source clearing-sim)"' in README.read_text()
+    done = subprocess.run(
+        [sys.executable, "-c", "from clearing_sim.cli import main; main(prog_name='clearing-sim')"],
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "_CLEARING_SIM_COMPLETE": "bash_source"})
+    assert done.returncode == 0 and "complete -o nosort -F" in done.stdout, done.stderr
+
+
+def test_every_file_a_commands_help_names_exists() -> None:
+    from click.testing import CliRunner
+
+    from clearing_sim.cli import main
+
+    named: set[str] = set()
+    for command in ("demo", "validate", "run", "timeline", "serve", "workload", "sweep"):
+        text = CliRunner().invoke(main, [command, "--help"]).output
+        named |= set(re.findall(r"(?:scenarios|notebooks/inputs|reports/\w+)/[\w./-]+\.ya?ml",
+                                text))
+    assert "scenarios/silence-parks-exactly-at-sla.yaml" in named
+    assert [path for path in sorted(named) if not (ROOT / path).is_file()] == []
+
+
+def test_the_notebooks_commands_name_the_folders_the_notebooks_read() -> None:
+    import json
+
+    for name in ("latency_and_parking", "webhook_reliability"):
+        cells = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())["cells"]
+        text = "".join("".join(c["source"]) for c in cells)
+        results = re.search(r'"CLEARING_SIM_RESULTS", "([^"]+)"', text)
+        assert results is not None
+        outs = re.findall(r"--out (\S+)", text) + re.findall(r"clearing-sim report (\S+)", text)
+        assert outs and set(outs) == {f"notebooks/{results.group(1)}"}, (name, outs)

@@ -20,6 +20,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from clearing_sim.extras import require
+
+require("analysis", "clearing_sim.analysis (workloads, sweeps, frames, reports)")
+
 if TYPE_CHECKING:
     from clearing_sim.analysis.frames import Frames, frames_from_jsonl, frames_from_log
     from clearing_sim.analysis.loader import load_workload

@@ -12,6 +12,7 @@ message`` for files) and exits with code 2, never a traceback.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from clearing_sim.analysis.driver import SetupRefused
 from clearing_sim.analysis.frames import FRAME_NAMES
 from clearing_sim.analysis.report import write_report
 from clearing_sim.analysis.runs import run_workload
-from clearing_sim.analysis.sweepfile import parse_seeds
+from clearing_sim.analysis.sweepfile import format_seeds, parse_seeds
 from clearing_sim.analysis.sweeps import SweepOutputConflict, load_results
 from clearing_sim.analysis.sweeps import sweep as run_sweep
 from clearing_sim.scenario.errors import ScenarioError
@@ -105,6 +106,22 @@ def workload(file: Path, seed: int, out: Path | None, log_file: Path | None,
     click.echo(f"digest {run.digest}")
 
 
+def _resume_command(file: Path, seeds: tuple[int, ...] | None, workers: int,
+                    dask_address: str | None, out: Path) -> str:
+    """The command that carries on an interrupted sweep: the plan's (``sweep.json``), with
+    this invocation's executor."""
+    try:
+        command = str(json.loads((out / "sweep.json").read_text(encoding="utf-8"))["command"])
+    except (OSError, ValueError, KeyError, TypeError):
+        words = ["clearing-sim", "sweep", str(file)]
+        if seeds is not None:
+            words += ["--seeds", format_seeds(seeds)]
+        command = shlex.join([*words, "--out", str(out)])
+    if dask_address is not None:
+        return f"{command} --dask {shlex.quote(dask_address)}"
+    return f"{command} --workers {workers}" if workers > 1 else command
+
+
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--seeds", callback=_seeds, metavar="SEEDS",
@@ -121,8 +138,8 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
           out: Path, with_report: bool) -> None:
     """Run a sweep: every parameter set of FILE × every seed; results as Parquet in --out.
 
-    Interrupted sweeps resume: run the same command again. The results and digests are the
-    same whatever the executor and the number of workers.
+    Interrupted sweeps resume: Ctrl-C prints the command that carries on (the same one).
+    The results and digests are the same whatever the executor and the number of workers.
 
     \b
     Example:
@@ -142,6 +159,11 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
         try:
             result = run_sweep(file, seeds, workers=workers, dask=dask_address, out=out,
                                progress=progress)
+        except KeyboardInterrupt:
+            click.echo(f"\ninterrupted after {state['done']} run(s); the finished ones are "
+                       f"kept in {out}; resume with:\n  "
+                       f"{_resume_command(file, seeds, workers, dask_address, out)}", err=True)
+            raise click.exceptions.Exit(130) from None
         except (OSError, ValueError) as error:
             if dask_address is None:
                 raise

@@ -25,6 +25,8 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from multiprocessing.context import BaseContext
 from typing import Any, Protocol, TypeVar
 
+from clearing_sim.extras import require
+
 __all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "executor_for"]
 
 T = TypeVar("T")
@@ -72,6 +74,7 @@ class ProcessExecutor:
 
 class DaskExecutor:
     def __init__(self, address: Any, timeout: str = "10s") -> None:
+        require("sweeps", "a sweep on a Dask cluster (--dask)")
         from distributed import Client
 
         self._own = not isinstance(address, Client)

@@ -1,16 +1,20 @@
 """matplotlib figures of frames and metrics; each function answers a new ``Figure``.
 
-Public names: ``attempts_histogram``, ``latency_cdf``, ``parking_by_issuer``, ``waterfall``.
+Public names: ``attempts_histogram``, ``attempts_histograms``, ``latency_cdf``,
+``parking_by_issuer``, ``waterfall``.
 
-- ``latency_cdf(transactions, by="mode")``: the empirical CDF of settlement latency (seconds,
-  log scale) per group, with its p50, p95 and p99 in the legend.
+- ``latency_cdf(transactions, by="mode", order=cases)``: the empirical CDF of settlement
+  latency (seconds, log scale) per group, with its p50, p95 and p99 in a legend below the
+  axes, in the sweep's case order.
 - ``parking_by_issuer(metrics)``: the parking rate per issuer, one bar per parameter set at
   the mean over seeds, a whisker over the seeds' range, and each seed as a dot.
-- ``attempts_histogram(deliveries)``: deliveries by number of attempts, stacked by outcome.
+- ``attempts_histogram(deliveries)``: deliveries by number of attempts, stacked by outcome;
+  ``attempts_histograms(deliveries, order=cases)`` the same, one panel per case.
 - ``waterfall(saga_steps, transaction_id, …)``: one transaction's timeline: each saga step
   that ran as a bar from when it became current to when it ended (a step never reached is
   left out), its lifecycle (received, in flight, parked with its cause, terminal), the issuer
-  instruction statuses and the webhook attempts as marks on rows of their own; the title
+  instruction statuses and the webhook attempts as marks on rows of their own, coloured by
+  what they mean (a legend below), their labels stacked so that none overlaps; the title
   names its use case, mode and status.
 
 Figures are built with the object API (``matplotlib.figure.Figure``), not ``pyplot``: no global
@@ -25,9 +29,14 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import PercentFormatter
 
-__all__ = ["attempts_histogram", "latency_cdf", "parking_by_issuer", "waterfall"]
+__all__ = ["attempts_histogram", "attempts_histograms", "latency_cdf", "parking_by_issuer",
+           "waterfall"]
 
 _OUTCOME_COLOURS = {"delivered": "#2a9d8f", "failed": "#e76f51", "dropped": "#8d99ae",
                     "pending": "#e9c46a"}
@@ -53,16 +62,35 @@ def _label(names: Sequence[str], values: Any) -> str:
     return ", ".join(parts)
 
 
+def _group_key(keys: Sequence[str], order: Sequence[Any] | None) -> Any:
+    """Sort groups by the first key in ``order`` (the sweep's case order), then by value."""
+    rank = {value: n for n, value in enumerate(order or ())}
+
+    def key(item: tuple[Any, Any]) -> tuple[Any, ...]:
+        values = item[0] if isinstance(item[0], tuple) else (item[0],)
+        first = rank.get(values[0], len(rank)) if len(keys) > 1 or order else 0
+        rest = tuple((pd.isna(v), "" if pd.isna(v) else v) for v in values)
+        return (first, *rest)
+
+    return key
+
+
 def latency_cdf(transactions: pd.DataFrame, by: str | Sequence[str] = "mode",
-                title: str = "Settlement latency by mode") -> Figure:
+                title: str = "Settlement latency by mode",
+                order: Sequence[Any] | None = None) -> Figure:
     """Empirical CDF of ``settlement_latency_s`` of settled transactions, one line per group;
-    with several keys the last picks the colour and the others the line style."""
+    with several keys the last picks the colour and the others the line style. The legend
+    sits below the axes, off the curves, in ``order`` of the first key (a sweep's case
+    order; default: sorted), then by mode."""
     keys = [by] if isinstance(by, str) else list(by)
-    figure, ax = _figure(8.0 if len(keys) > 1 else 7.0, 4.4)
     settled = transactions[transactions["lifecycle_status"] == "settled"]
+    groups = sorted(((values, group) for values, group in
+                     settled.groupby(keys, sort=False, dropna=False)),
+                    key=_group_key(keys, order))
+    figure, ax = _figure(8.0, 4.4 + 0.2 * len(groups))
     colours: dict[Any, int] = {}
     styles: dict[Any, int] = {}
-    for values, group in settled.groupby(keys, sort=False, dropna=False):
+    for values, group in groups:
         latency = np.sort(group["settlement_latency_s"].to_numpy(dtype=float))
         if len(latency) == 0:
             continue
@@ -77,15 +105,14 @@ def latency_cdf(transactions: pd.DataFrame, by: str | Sequence[str] = "mode",
                       f"p95 {p95:.1f} s, p99 {p99:.1f} s)")
     ax.set_xscale("log")
     ax.set_xlabel("settlement latency, initiation to settled (virtual seconds, log scale)")
-    ax.set_ylabel("share of settled transactions")
+    ax.set_ylabel("settled transactions")
     ax.set_ylim(0, 1.01)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title(title)
     if ax.lines:
-        handles, names = ax.get_legend_handles_labels()
-        order = sorted(range(len(names)), key=names.__getitem__)
-        ax.legend([handles[i] for i in order], [names[i] for i in order],
-                  fontsize="small" if len(names) <= 4 else "x-small", loc="lower right")
+        figure.legend(loc="outside lower center", fontsize="small",
+                      ncols=2 if len(ax.lines) > 6 else 1)
     return figure
 
 
@@ -118,7 +145,8 @@ def parking_by_issuer(metrics: pd.DataFrame, by: str = "param_label",
             ax.scatter(x + offsets, values, s=10, color="black", zorder=3, alpha=0.6,
                        edgecolors=colour)
     ax.set_xticks(np.arange(len(issuers)), issuers)
-    ax.set_ylabel("share of the issuer's transactions that parked")
+    ax.set_ylabel("the issuer's transactions that parked")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_title(title)
     ax.grid(True, axis="y", alpha=0.3)
     if len(groups) > 1:
@@ -126,10 +154,7 @@ def parking_by_issuer(metrics: pd.DataFrame, by: str = "param_label",
     return figure
 
 
-def attempts_histogram(deliveries: pd.DataFrame,
-                       title: str = "Webhook deliveries by number of attempts") -> Figure:
-    """Deliveries per number of attempts (1–7), stacked by outcome."""
-    figure, ax = _figure()
+def _attempts_bars(ax: Axes, deliveries: pd.DataFrame) -> None:
     counts = deliveries.groupby(["attempts", "outcome"]).size().unstack(fill_value=0)
     attempts = np.arange(1, 8)
     counts = counts.reindex(attempts, fill_value=0)
@@ -139,12 +164,50 @@ def attempts_histogram(deliveries: pd.DataFrame,
         ax.bar(attempts, values, bottom=bottom, label=outcome, color=_OUTCOME_COLOURS[outcome])
         bottom += values
     ax.set_xticks(attempts)
-    ax.set_xlabel("attempts per delivery (retries at 1 min, 5 min, 30 min, 2 h, 12 h, 24 h)")
-    ax.set_ylabel("deliveries")
     ax.set_yscale("symlog", linthresh=10)
-    ax.set_title(title)
     ax.grid(True, axis="y", alpha=0.3)
+
+
+_ATTEMPTS_AXIS = "attempts per delivery (retries at 1 min, 5 min, 30 min, 2 h, 12 h, 24 h)"
+
+
+def attempts_histogram(deliveries: pd.DataFrame,
+                       title: str = "Webhook deliveries by number of attempts") -> Figure:
+    """Deliveries per number of attempts (1–7), stacked by outcome."""
+    figure, ax = _figure()
+    _attempts_bars(ax, deliveries)
+    ax.set_xlabel(_ATTEMPTS_AXIS)
+    ax.set_ylabel("deliveries")
+    ax.set_title(title)
     ax.legend(fontsize="small")
+    return figure
+
+
+def attempts_histograms(deliveries: pd.DataFrame, by: str = "param_label",
+                        order: Sequence[Any] | None = None,
+                        title: str = "Webhook deliveries by number of attempts, per case"
+                        ) -> Figure:
+    """``attempts_histogram`` once per ``by`` group (a sweep's cases, in ``order``), side by
+    side on one y scale, all seeds of a case pooled."""
+    groups = list(order) if order is not None else list(dict.fromkeys(deliveries[by]))
+    groups = [g for g in groups if (deliveries[by] == g).any()] or groups[:1]
+    columns = min(3, max(1, len(groups)))
+    lines = -(-len(groups) // columns)
+    figure = Figure(figsize=(3.6 * columns + 0.8, 3.2 * lines + 0.9), layout="constrained")
+    axes = figure.subplots(lines, columns, sharey=True, squeeze=False).ravel()
+    for ax, group in zip(axes, groups, strict=False):
+        _attempts_bars(ax, deliveries[deliveries[by] == group])
+        ax.set_title(f"{group} (n={int((deliveries[by] == group).sum())})", fontsize="medium")
+    for ax in axes[len(groups):]:
+        ax.set_visible(False)
+    for ax in axes[::columns]:
+        ax.set_ylabel("deliveries")
+    figure.supxlabel(_ATTEMPTS_AXIS, fontsize="small")
+    figure.suptitle(title)
+    handles = [Patch(color=colour, label=outcome) for outcome, colour in _OUTCOME_COLOURS.items()
+               if outcome in set(deliveries["outcome"])]
+    if handles:
+        figure.legend(handles=handles, loc="outside upper right", fontsize="small")
     return figure
 
 
@@ -163,17 +226,35 @@ def _step_spans(steps: pd.DataFrame, end_ms: int) -> list[tuple[int, str, int, i
     return spans
 
 
-def _lifecycle_marks(tx: Any) -> list[tuple[str, float, str]]:
+Mark = tuple[str, float, str, str]  # (row, at ms, label, kind: progress | success | problem)
+
+_MARK_COLOURS = {"progress": "#264653", "success": "#2a9d8f", "problem": "#e76f51"}
+_MARK_MEANING = {"progress": "a step forward", "success": "settled, completed, delivered",
+                 "problem": "parked, failed, rejected, not delivered"}
+_STEP_MEANING = {"done": "saga step done", "current": "saga step current when it stopped",
+                 "cancelled": "saga step cancelled"}
+_GOOD = ("settled", "COMPLETED", "CONFIRMED")
+_BAD = ("parked", "failed", "cancelled", "FAILED", "REJECTED", "EXPIRED", "CANCELLED")
+
+
+def _kind(status: str) -> str:
+    if status.startswith(_GOOD):
+        return "success"
+    return "problem" if status.startswith(_BAD) else "progress"
+
+
+def _lifecycle_marks(tx: Any) -> list[Mark]:
     """The transaction's public states on a ``lifecycle`` row, from its ``transactions`` row."""
-    marks: list[tuple[str, float, str]] = [("lifecycle", int(tx["initiated_ms"]), "received")]
+    marks: list[Mark] = [("lifecycle", int(tx["initiated_ms"]), "received", "progress")]
     if not pd.isna(tx["in_flight_ms"]):
-        marks.append(("lifecycle", int(tx["in_flight_ms"]), "in-flight"))
+        marks.append(("lifecycle", int(tx["in_flight_ms"]), "in-flight", "progress"))
     if tx["ever_parked"] and not pd.isna(tx["parked_ms"]):
         cause = "" if pd.isna(tx["park_cause"]) else f" ({tx['park_cause']})"
-        marks.append(("lifecycle", int(tx["parked_ms"]), f"parked{cause}"))
+        marks.append(("lifecycle", int(tx["parked_ms"]), f"parked{cause}", "problem"))
     if tx["terminal"] and not pd.isna(tx["terminal_ms"]) \
             and not (tx["parked"] and tx["terminal_ms"] == tx["parked_ms"]):
-        marks.append(("lifecycle", int(tx["terminal_ms"]), str(tx["lifecycle_status"])))
+        status = str(tx["lifecycle_status"])
+        marks.append(("lifecycle", int(tx["terminal_ms"]), status, _kind(status)))
     return marks
 
 
@@ -189,6 +270,87 @@ def _title(tx: Any) -> str:
     return " · ".join(parts)
 
 
+def _issuer_marks(instructions: pd.DataFrame, transaction_id: str) -> list[Mark]:
+    marks: list[Mark] = []
+    for row in instructions[instructions["transaction_id"] == transaction_id].itertuples():
+        for column, name in (("received_ms", "RECEIVED"),
+                             ("pending_approval_ms", "PENDING_APPROVAL"),
+                             ("approved_ms", "APPROVED"), ("executing_ms", "EXECUTING"),
+                             ("final_ms", str(row.final_status))):
+            at = getattr(row, column)
+            if not pd.isna(at):
+                kind = "progress" if column != "final_ms" else _kind(name)
+                marks.append((f"issuer {row.leg} ({row.issuer})", int(at), name, kind))
+    return marks
+
+
+def _webhook_marks(attempts: pd.DataFrame, deliveries: pd.DataFrame,
+                   transaction_id: str) -> list[Mark]:
+    events = deliveries.loc[deliveries["transaction_id"] == transaction_id,
+                            ["event_id", "event_type"]]
+    return [(f"webhook {row.subscription}", int(row.sent_ms),
+             f"{row.event_type.split('.')[-1]}, attempt {row.attempt}: {row.outcome}",
+             "success" if row.outcome == "success" else "problem")
+            for row in attempts.merge(events, on="event_id").itertuples()]
+
+
+_LABEL_PT = 7.5  # the labels' font size, points
+_LEVEL_PT = 10.0  # one level of labels above or below a row
+
+
+def _label_levels(figure: Figure, ax: Axes, marks: list[Mark], rows: list[str],
+                  start: int) -> list[tuple[int, bool]]:
+    """Per mark: its level (0 just above the row, 1 just below, 2 above that …) so that no two
+    labels of a row overlap, and whether it reads leftwards (near the right edge)."""
+    FigureCanvasAgg(figure)
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    right = ax.transAxes.transform((1.0, 0.0))[0]
+    taken: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    placed: list[tuple[int, bool]] = [(0, False)] * len(marks)
+    pad = 4.0 * figure.dpi / 72
+    for n in sorted(range(len(marks)), key=lambda i: (rows.index(marks[i][0]), marks[i][1])):
+        row, at, text, _ = marks[n]
+        x = float(ax.transData.transform(((at - start) / 1000, 0.0))[0])
+        probe = ax.text(0, 0, text, fontsize=_LABEL_PT)
+        width = probe.get_window_extent(renderer).width + pad
+        probe.remove()
+        leftwards = x + width > right
+        span = (x - width, x) if leftwards else (x, x + width)
+        level = 0
+        while any(a < span[1] and span[0] < b for a, b in taken.get((row, level), [])):
+            level += 1
+        taken.setdefault((row, level), []).append(span)
+        placed[n] = (level, leftwards)
+    return placed
+
+
+def _draw_marks(figure: Figure, ax: Axes, marks: list[Mark], rows: list[str],
+                start: int) -> int:
+    """Each mark as a coloured tick with its label at a level that overlaps no other label of
+    its row; answers the most levels a row needed."""
+    levels = _label_levels(figure, ax, marks, rows, start)
+    for (label, at, text, kind), (level, leftwards) in zip(marks, levels, strict=True):
+        x, y = (at - start) / 1000, rows.index(label)
+        colour = _MARK_COLOURS[kind]
+        ax.plot(x, y, marker="|", markersize=11, markeredgewidth=2, color=colour)
+        above = level % 2 == 0
+        offset = (3 + _LEVEL_PT * (level // 2)) * (1 if above else -1)
+        ax.annotate(text, (x, y), xytext=(-2 if leftwards else 2, offset),
+                    textcoords="offset points", fontsize=_LABEL_PT, color=colour,
+                    ha="right" if leftwards else "left", va="bottom" if above else "top")
+    return 1 + max((level for level, _ in levels), default=0)
+
+
+def _legend(figure: Figure, statuses: set[str], kinds: set[str]) -> None:
+    handles: list[Any] = [Patch(color=_STEP_COLOURS.get(status, "#264653"), label=meaning)
+                          for status, meaning in _STEP_MEANING.items() if status in statuses]
+    handles += [Line2D([], [], color=_MARK_COLOURS[kind], marker="|", linestyle="",
+                       markersize=11, markeredgewidth=2, label=meaning)
+                for kind, meaning in _MARK_MEANING.items() if kind in kinds]
+    figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize="small")
+
+
 def waterfall(saga_steps: pd.DataFrame, transaction_id: str,
               instructions: pd.DataFrame | None = None,
               attempts: pd.DataFrame | None = None,
@@ -196,27 +358,17 @@ def waterfall(saga_steps: pd.DataFrame, transaction_id: str,
               transactions: pd.DataFrame | None = None) -> Figure:
     """One transaction's timeline, in virtual seconds from its initiation (a symmetric log
     scale when it spans more than ten minutes, so seconds and hours both show). A step still
-    current ends where the transaction stopped (its terminal time, from ``transactions``)."""
+    current ends where the transaction stopped (its terminal time, from ``transactions``).
+    Marks are coloured by what they mean (a legend below says so); their labels are stacked
+    above and below their row so that none overlaps another."""
     steps = saga_steps[saga_steps["transaction_id"] == transaction_id]
     assert len(steps), f"no saga steps for transaction {transaction_id}"
     start = int(steps["at_ms"].min())
-    marks: list[tuple[str, float, str]] = []
+    marks: list[Mark] = []
     if instructions is not None:
-        for row in instructions[instructions["transaction_id"] == transaction_id].itertuples():
-            for column, name in (("received_ms", "RECEIVED"),
-                                 ("pending_approval_ms", "PENDING_APPROVAL"),
-                                 ("approved_ms", "APPROVED"), ("executing_ms", "EXECUTING"),
-                                 ("final_ms", str(row.final_status))):
-                at = getattr(row, column)
-                if not pd.isna(at):
-                    marks.append((f"issuer {row.leg} ({row.issuer})", int(at), name))
+        marks += _issuer_marks(instructions, transaction_id)
     if attempts is not None and deliveries is not None:
-        events = deliveries.loc[deliveries["transaction_id"] == transaction_id,
-                                ["event_id", "event_type"]]
-        mine = attempts.merge(events, on="event_id")
-        for row in mine.itertuples():
-            marks.append((f"webhook {row.subscription}", int(row.sent_ms),
-                          f"{row.event_type.split('.')[-1]} #{row.attempt} {row.outcome}"))
+        marks += _webhook_marks(attempts, deliveries, transaction_id)
     end = max([int(steps["at_ms"].max()), *(int(m[1]) for m in marks if
                                              m[0].startswith("issuer"))])
     title = f"Transaction {transaction_id}"
@@ -231,23 +383,23 @@ def waterfall(saga_steps: pd.DataFrame, transaction_id: str,
     spans = _step_spans(steps, end)
     rows = [name for _, name, *_ in spans]
     rows += list(dict.fromkeys(m[0] for m in marks))
-    figure, ax = _figure(8.0, 0.45 * len(rows) + 1.6)
+    figure, ax = _figure(9.0, 0.5 * len(rows) + 2.2)
     for index, _name, begin, stop, status in spans:
         ax.barh(index, max((stop - begin) / 1000, 0.02), left=(begin - start) / 1000,
-                color=_STEP_COLOURS.get(status, "#264653"), height=0.6)
-        ax.text((stop - start) / 1000, index, f"  {(stop - begin) / 1000:.2f} s  {status}",
-                va="center", fontsize="x-small")
-    for n, (label, at, text) in enumerate(marks):
-        y = rows.index(label)
-        ax.plot((at - start) / 1000, y, marker="|", markersize=12, color="#264653")
-        ax.annotate(text, ((at - start) / 1000, y), xytext=(2, 7 if n % 2 else -11),
-                    textcoords="offset points", fontsize="xx-small")
+                color=_STEP_COLOURS.get(status, "#264653"), height=0.5)
+        ax.text((stop - start) / 1000, index, f"  {(stop - begin) / 1000:.2f} s",
+                va="center", fontsize=_LABEL_PT)
     ax.set_yticks(range(len(rows)), rows)
-    ax.invert_yaxis()
+    ax.set_ylim(len(rows) - 0.4, -0.6)
     last = max([end, *(int(m[1]) for m in marks)])
     if last - start > 600_000:
         ax.set_xscale("symlog", linthresh=10)
+    ax.set_xlim(0, (last - start) / 1000 * 1.12 + 0.5)  # room for the last mark
     ax.set_xlabel("virtual seconds since initiation")
     ax.set_title(title, fontsize="medium")
     ax.grid(True, axis="x", alpha=0.3)
+    _legend(figure, {status for *_, status in spans}, {m[3] for m in marks})
+    levels = _draw_marks(figure, ax, marks, rows, start)
+    row_pt = max(0.5 * 72, (levels + 1) * _LEVEL_PT + 8)
+    figure.set_size_inches(9.0, row_pt / 72 * len(rows) + 2.2)
     return figure

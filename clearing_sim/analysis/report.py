@@ -81,7 +81,12 @@ def _spread(summary: pd.DataFrame, metric: str, dims: list[str]) -> pd.DataFrame
     for dim in ("use_case", "mode", "issuer", "cause", "subscription", "attempts"):
         if dim not in dims:
             rows = rows[rows[dim].isna()]
-    return rows[["param_label", *dims, "seeds", "mean", "std", "min", "max"]]
+    rows = rows[["param_label", *dims, "seeds", "mean", "std", "min", "max"]]
+    if metric.endswith("_rate"):  # a share: shown as a percentage
+        stats = ["mean", "std", "min", "max"]
+        rows = rows.assign(**{c: rows[c] * 100 for c in stats}).rename(
+            columns={c: f"{c} (%)" for c in stats})
+    return rows
 
 
 def _latency_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -120,13 +125,14 @@ def _figures(results: SweepResult) -> list[tuple[str, str]]:
         pooled = tx if len(labels) <= 3 else tx[tx["param_label"] == labels[0]]
         shown.append(("Settlement latency CDF by mode, all seeds pooled"
                       + ("" if len(labels) <= 3 else f" ({labels[0]})"),
-                      _png(plots.latency_cdf(pooled, by=by))))
+                      _png(plots.latency_cdf(pooled, by=by, order=labels))))
     shown.append(("Parking rate by issuer: bars are the mean over seeds, whiskers the range, "
                   "dots the seeds", _png(plots.parking_by_issuer(results.metrics))))
     deliveries = _frames(results, "deliveries")
     if deliveries is not None and len(deliveries):
-        shown.append(("Webhook deliveries by number of attempts, all runs pooled",
-                      _png(plots.attempts_histogram(deliveries))))
+        shown.append(("Webhook deliveries by number of attempts, per case, all seeds of a "
+                      "case pooled", _png(plots.attempts_histograms(deliveries,
+                                                                    order=labels))))
     steps = _frames(results, "saga_steps")
     if tx is not None and steps is not None and len(tx):
         first = results.runs.iloc[0]
@@ -206,9 +212,9 @@ def build_report(results: SweepResult) -> str:
              "<h2>Parameter sets</h2>", _table(results.params),
              "<h2>Settlement latency by mode (seconds; per-run percentiles, mean and range "
              "over seeds)</h2>", _table(_latency_table(summary)),
-             "<h2>Parking rate by issuer</h2>",
+             "<h2>Parking rate by issuer (% of the issuer's transactions)</h2>",
              _table(_spread(summary, "parking_rate", ["issuer"])),
-             "<h2>Parking rate by cause (all issuers)</h2>",
+             "<h2>Parking rate by cause (% of all transactions)</h2>",
              _table(_spread(summary, "parking_rate", ["cause"]).dropna(subset=["cause"])),
              "<h2>Webhook delivery</h2>"]
     for metric in ("delivery_success_rate", "first_attempt_success_rate", "attempts_mean",

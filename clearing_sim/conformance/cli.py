@@ -38,6 +38,7 @@ from clearing_sim.conformance.report import (
     junit_xml,
     text_lines,
 )
+from clearing_sim.gateway.cli import conformance_issuer
 from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver
 
 __all__ = ["conformance", "receiver", "write_report"]
@@ -77,6 +78,9 @@ def _http_url(value: str | None, option: str) -> None:
 @click.group()
 def conformance() -> None:
     """Conformance kits: point one at your endpoint, get a verdict per check."""
+
+
+conformance.add_command(conformance_issuer)  # clearing-sim conformance issuer (gateway)
 
 
 @conformance.command("receiver")

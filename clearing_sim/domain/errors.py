@@ -191,6 +191,7 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("agent_already_revoked", "the agent is already revoked"),
             ("profile_required", "the issuer has no capability profile yet"),
             ("conformance_unsupported", "the issuer's profile has no instruction API to test"),
+            ("real_gateway", "the issuer is on its real gateway: it has no simulated behaviour"),
             ("not_parked", "an operator fix needs a parked transaction"),
             ("no_issued_asset", "the issuer issues no asset to run synthetic transactions with"),
             ("conformance_run_in_progress", "a conformance run for this issuer is still running"),

@@ -37,6 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from clearing_sim.domain.errors import DomainError, MethodNotAllowed, NotFound
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.delivery import RealDeliveries, RealOutcome
+from clearing_sim.http.gateways import WEBHOOK_PREFIX, issuer_webhook
 from clearing_sim.http.openapi import document
 from clearing_sim.http.operator import OPERATOR_ROUTES, OperatorSurface
 from clearing_sim.http.options import ClockMode, ServeOptions
@@ -124,6 +125,8 @@ class Shim:
         elif _prefixed(path, "/sim/v1"):
             await self.clock.catch_up()
             response = await self.operator.handle(request)
+        elif _prefixed(path, WEBHOOK_PREFIX):  # a real issuer's status webhook
+            response = await issuer_webhook(self.sim, request)
         elif path == "/openapi.json" and request.method in ("GET", "HEAD"):
             response = Response(200, _JSON, self.openapi)
         elif path == "/openapi.json":

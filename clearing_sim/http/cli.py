@@ -11,6 +11,7 @@ answered, like a webhook CLI's listener.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import re
 import secrets
@@ -18,7 +19,6 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from types import FrameType
 
 import click
 import uvicorn
@@ -33,6 +33,7 @@ from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import StepFailed
 from clearing_sim.sim.receivers import Arrival
 from clearing_sim.sim.world import Environment
+from clearing_sim.terminal import colour_wanted
 
 __all__ = ["load_world", "serve"]
 
@@ -61,14 +62,6 @@ def load_world(path: str) -> Scenario:
     return parse_scenario(text, path)
 
 
-class _Terminated(Exception):
-    """SIGTERM, once uvicorn has shut down."""
-
-
-def _terminated(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated
-
-
 def _echo_delivery(arrival: Arrival, outcome: RealOutcome) -> None:
     copy = " (duplicate)" if arrival.copy else ""
     detail = f" {outcome.error}" if outcome.error else ""
@@ -76,7 +69,11 @@ def _echo_delivery(arrival: Arrival, outcome: RealOutcome) -> None:
     line = (f"--> {arrival.event_id} attempt {arrival.attempt}{copy} POST "
             f"{arrival.request.url} [" + click.style(str(outcome.status), fg=colour) + "]"
             + detail)
-    click.echo(line, color=sys.stdout.isatty())
+    click.echo(line, color=colour_wanted())
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -138,9 +135,11 @@ def _options(seed: int | None, operator_token: str, environment: str | None, clo
 @click.option("--allow-private-webhook-urls", is_flag=True,
               help="Accept webhook URLs on loopback/private addresses and http:// (a receiver "
                    "on your own machine).")
+@click.option("--access-log", is_flag=True,
+              help="Print one line per HTTP request (uvicorn's access log).")
 def serve(host: str, port: int, seed: int | None, operator_token: str | None,
           world_file: str | None, environment: str | None, clock: str, speed: float | None,
-          deliver_webhooks: bool, allow_private_webhook_urls: bool) -> None:
+          deliver_webhooks: bool, allow_private_webhook_urls: bool, access_log: bool) -> None:
     """Serve the API over HTTP on a simulated world whose clock you drive.
 
     /api/v1 is the service's API (the same bytes as in-process), /sim/v1 the operator
@@ -181,19 +180,23 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
     for staged in sim.staged:
         click.echo(f"participant {staged.key}: {staged.participant.id} "
                    f"({staged.participant.kind.value}) API key {staged.api_key}")
+    for hook in sim.staged_webhooks:
+        click.echo(f"webhook {hook.key}: {hook.subscription_id} {hook.url} signing secret "
+                   f"{hook.signing_secret}")
+    if sim.staged_webhooks:
+        click.echo(f"(every subscription's secret: GET {base}/sim/v1/webhooks)")
     if host not in _LOOPBACK:
         click.echo(f"warning: listening on {host}, not loopback: anyone who can reach it can "
-                   "use the API keys it prints", err=True)
+                   "use the API keys and secrets it prints", err=True)
     sys.stdout.flush()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                            http=EnvelopeH11Protocol)
+    config = uvicorn.Config(app, log_level="warning", access_log=access_log, lifespan="on",
+                            use_colors=colour_wanted(), http=EnvelopeH11Protocol)
+    if access_log:  # log_level applies to the access logger too: let its lines through
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     # uvicorn stops cleanly on SIGINT or SIGTERM, then re-raises the signal to the handler
-    # it found: ours turns SIGTERM into an exception too, so both end with the digest
-    previous = signal.signal(signal.SIGTERM, _terminated)
-    try:
-        with contextlib.suppress(KeyboardInterrupt, _Terminated):
-            uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    # that was there before: for SIGTERM (kill, a service manager) too, that ends here.
+    signal.signal(signal.SIGTERM, _interrupt)
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run(sockets=[sock])
     click.echo(f"clearing-sim stopped at virtual {sim.world.iso()}, digest "
                f"{sim.world.log.digest()}")

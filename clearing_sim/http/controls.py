@@ -123,6 +123,9 @@ def _gateway(world: World, issuer_id: str) -> IssuerGateway:
         raise NotAllowed.one(None, "profile_required",
                              f"{issuer.name} has no capability profile yet, so no simulated "
                              "gateway: save one with PUT /api/v1/issuers/{issuerId}/capabilities")
+    if not isinstance(gateway, IssuerGateway):
+        raise NotAllowed.one(None, "real_gateway",
+                             f"{issuer.name} is on its real gateway: it has no simulated behaviour")
     return gateway
 
 

@@ -25,6 +25,7 @@ from attrs import frozen
 
 from clearing_sim import __version__
 from clearing_sim.domain.parties import CredentialKind
+from clearing_sim.http.operation_ids import operation_id
 from clearing_sim.http.operator import OPERATOR_ROUTES
 from clearing_sim.http.schemas import SCHEMAS, SERVICE_VERSIONS, Schema, array, ref
 from clearing_sim.service.routes import ROUTES
@@ -128,6 +129,8 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
                                                                   "IssuerBehaviourResult"),
     ("PUT", "/sim/v1/operator/issuers/{issuerId}/behaviour"): _op(
         200, "IssuerBehaviourResult", "IssuerBehaviour"),
+    ("PUT", "/sim/v1/operator/issuers/{issuerId}/gateway"): _op(
+        200, "IssuerGatewayResult", "IssuerGatewayRequest"),
     ("PUT", "/sim/v1/receivers"): _op(200, "Receiver", "ReceiverRequest"),
     ("POST", "/sim/v1/participants"): _op(201, "ParticipantCreated", "ParticipantCreate"),
     ("GET", "/sim/v1/participants"): _op(200, array(ref("Participant")), listing=True),
@@ -147,6 +150,10 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
                ("cursor", {"type": "string", "pattern": "^[0-9]{1,12}$"}, False),
                ("limit", {"type": "integer", "minimum": 1, "maximum": 1000}, False))),
     ("GET", "/sim/v1/digest"): _op(200, "Digest"),
+    ("GET", "/sim/v1/webhooks"): _op(
+        200, array(ref("OperatorSubscription")), listing=True,
+        query=(("participantId", {"type": "string", "format": "uuid"}, False),),
+        lookup_404=True),
     ("POST", "/sim/v1/conformance/receivers"): _op(200, "ConformanceReport",
                                                    "ReceiverConformanceRequest"),
 }
@@ -162,11 +169,6 @@ _ERRORS = {400: "the request is malformed or breaks a rule (invalid_request_erro
            413: "the body is over 1 MiB (invalid_request_error)",
            503: "a sandbox-only route called in production (sandbox_unavailable)"}
 _SECURITY = {CredentialKind.API_KEY: "apiKey", CredentialKind.TENANT_ADMIN: "adminSession"}
-
-
-def _operation_id(method: str, template: str) -> str:
-    words = re.findall(r"[A-Za-z0-9]+", template)
-    return method.lower() + "".join(w[:1].upper() + w[1:] for w in words)
 
 
 def _parameters(template: str, op: Operation, api: bool, mutating: bool) -> list[Schema]:
@@ -202,7 +204,7 @@ def _responses(template: str, method: str, op: Operation, *, api: bool, public: 
         if headers:
             answer["headers"] = headers
         if op.links and index == 0:
-            answer["links"] = {name: {"operationId": _operation_id(*target),
+            answer["links"] = {name: {"operationId": operation_id(*target),
                                       "parameters": dict(parameters)}
                                for name, target, parameters in op.links}
         if data is not None:
@@ -232,7 +234,7 @@ def _path_item(method: str, template: str, summary: str, op: Operation, *, api: 
                security: list[dict[str, list[str]]], public: bool = False,
                sandbox_only: bool = False) -> dict[str, Any]:
     operation: dict[str, Any] = {
-        "operationId": _operation_id(method, template), "summary": summary,
+        "operationId": operation_id(method, template), "summary": summary,
         "tags": ["api" if api else "operator"], "security": security,
         "parameters": _parameters(template, op, api, method in _STATE_CHANGES),
         "responses": _responses(template, method, op, api=api, public=public,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hmac
 
 from clearing_sim.domain.errors import DomainError, Unauthenticated
-from clearing_sim.http import controls, participants, receiver_conformance, views
+from clearing_sim.http import controls, gateways, participants, receiver_conformance, views
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.http.surface import OperatorContext, OperatorRoute
@@ -29,6 +29,7 @@ __all__ = ["OPERATOR_ROUTES", "OperatorSurface", "match"]
 
 OPERATOR_ROUTES: tuple[OperatorRoute, ...] = (
     *controls.ROUTES,
+    *gateways.ROUTES,
     *participants.ROUTES,
     *views.ROUTES,
     *receiver_conformance.ROUTES,

@@ -73,7 +73,11 @@ def _values(kind: Any) -> list[str]:
 
 _EVENTS = enum(*_values(EventType))
 _LEDGERS = enum(*_values(Ledger))
-_CUSTODY = enum("self-custody", "self_custody", "mpc", "caas")
+# self_custody is the spec's accepted alias of self-custody: generators name enum members by
+# their value, so both would be SELF_CUSTODY; x-enum-varnames (read by openapi-python-client
+# and openapi-generator) names them apart.
+_CUSTODY = {**enum("self-custody", "self_custody", "mpc", "caas"),
+            "x-enum-varnames": ["SELF_CUSTODY", "SELF_CUSTODY_ALIAS", "MPC", "CAAS"]}
 _STEPS = array(obj({"order": INT, "title": STR, "url": STR}))
 _PARTY = ref("Party")
 _ASSET = obj({"code": STR}, {"issuer": STR})
@@ -161,9 +165,12 @@ _API: dict[str, Schema] = {
                              closed=True),
     "AgentCreate": obj({"capabilities": ref("AgentCapabilities"), "expiresAt": STR},
                        {"amountCapGbp": NSTR}, closed=True),
+    # named apart from AgentCapabilities (the closed request shape): a generator would
+    # otherwise name this inline object AgentCapabilities too, and drop Agent
+    "AgentCapabilitiesGranted": obj({}, {"initiateTransaction": BOOL,
+                                         "cancelOwnTransaction": BOOL}),
     "Agent": obj({"agentId": STR, "participantId": UUID,
-                  "capabilities": obj({}, {"initiateTransaction": BOOL,
-                                           "cancelOwnTransaction": BOOL}),
+                  "capabilities": ref("AgentCapabilitiesGranted"),
                   "amountCapGbp": NSTR, "expiresAt": TS, "revokedAt": NTS, "createdAt": TS},
                  {"mandateProof": STR}),
     "AgentList": obj({"agents": array(obj({"agentId": STR, "participantId": UUID,
@@ -236,6 +243,13 @@ _OPERATOR: dict[str, Schema] = {
                                   "latency": obj({name: _LATENCY for name in _LATENCY_NAMES}),
                                   "outcomes": obj({name: _PROBABILITY
                                                    for name in _OUTCOME_NAMES})}),
+    "IssuerGatewayRequest": obj({"apiBaseUrl": STR}, {
+        name: STR for name in ("refundUrl", "caFile", "clientCert", "clientKey", "bearer",
+                               "tokenUrl", "clientId", "clientSecret", "providerStatesUrl",
+                               "webhookSecret")} | {"timeoutSeconds": INT, "patienceMs": INT},
+        closed=True),
+    "IssuerGatewayResult": obj({"issuerId": UUID, "apiBaseUrl": STR, "webhookSecret": STR,
+                                "webhookPath": STR}),
     "ParticipantCreate": obj(
         {"kind": enum("clearing_member", "stablecoin_issuer"), "name": STR},
         {"wallets": {"type": "object", "additionalProperties": DECIMAL,
@@ -271,6 +285,9 @@ _OPERATOR: dict[str, Schema] = {
     "LogRecord": obj({"seq": INT, "at": TS, "atMs": INT, "kind": STR, "fields": ANY_OBJECT}),
     "Digest": obj({"digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"}, "records": INT,
                    "seed": INT}),
+    "OperatorSubscription": obj({"id": STR, "participantId": UUID, "url": STR,
+                                 "events": array(_EVENTS), "status": enum("active", "disabled"),
+                                 "deleted": BOOL, "signingSecret": STR}),
     "ReceiverConformanceRequest": obj({"url": STR, "secret": STR, "apiKey": STR},
                                       {"probeUrl": STR}, closed=True),
     "ConformanceReport": obj({

@@ -1,6 +1,6 @@
 """The served simulation: one world, its API, the operator's ids, and the locks around them.
 
-Public names: ``Simulation``, ``StagedParticipant``.
+Public names: ``Simulation``, ``StagedParticipant``, ``StagedWebhook``.
 
 One ``Simulation`` per application. It builds its ``World`` from the options (seed,
 environment) or from a world file (a scenario file's world, members, issuers, agents and
@@ -35,7 +35,7 @@ from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.streams import IdFactory, Streams
 from clearing_sim.sim.world import Environment, World, WorldConfig
 
-__all__ = ["Simulation", "StagedParticipant"]
+__all__ = ["Simulation", "StagedParticipant", "StagedWebhook"]
 
 
 @frozen
@@ -45,6 +45,16 @@ class StagedParticipant:
     key: str  # its name in the file
     participant: Participant
     api_key: str
+
+
+@frozen
+class StagedWebhook:
+    """A subscription a world file defined, with the signing secret the API gave it."""
+
+    key: str  # its name in the file
+    subscription_id: str
+    url: str
+    signing_secret: str
 
 
 class Simulation:
@@ -57,6 +67,7 @@ class Simulation:
         self._world_lock = asyncio.Lock()
         self._clock_lock = asyncio.Lock()
         self.staged: tuple[StagedParticipant, ...] = ()
+        self.staged_webhooks: tuple[StagedWebhook, ...] = ()
         self.seed = 0
         self.world: World
         self.api: ServiceAPI
@@ -77,12 +88,16 @@ class Simulation:
             self.world, self.api = stage.world, stage.api
             self.staged = tuple(StagedParticipant(key, party, stage.keys[key])
                                 for key, party in stage.parties.items())
+            self.staged_webhooks = tuple(StagedWebhook(key, hook["id"], hook["url"],
+                                                       hook["secret"])
+                                         for key, hook in stage.webhooks.items())
         else:
             environment = self.options.environment or Environment.SANDBOX
             self.world = World(WorldConfig(seed=seed, environment=environment,
                                            key_secret=key_secret))
             self.api = ServiceAPI(self.world)
             self.staged = ()
+            self.staged_webhooks = ()
         self.api.private_webhook_urls = self.options.allow_private_webhook_urls
         self.seed = seed
         self.ids = IdFactory(Streams(seed))

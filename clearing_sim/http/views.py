@@ -20,6 +20,9 @@ state (DESIGN.md: the log is the spine):
   family (``webhook.``); ``cursor`` a record's ``seq`` to start at (``meta.nextCursor``, or the
   last ``seq`` + 1 to follow the log); ``limit`` 1–1000, default 100.
 - ``GET /sim/v1/digest``: the log's sha256 digest, as ``clearing-sim demo`` prints it.
+- ``GET /sim/v1/webhooks?participantId=``: every subscription of the world (deleted ones
+  too), oldest first, with its ``signingSecret``: the API shows a secret only in the answer
+  that created it, so a receiver set up from a world file needs the operator to read it.
 """
 
 from __future__ import annotations
@@ -145,6 +148,20 @@ async def digest(ctx: OperatorContext) -> Reply:
                        "seed": ctx.sim.seed})
 
 
+async def webhooks(ctx: OperatorContext) -> Reply:
+    query = no_query(ctx, "participantId")
+    world = ctx.world
+    wanted = query.get("participantId")
+    if wanted is not None:
+        wanted = participant_of(world, wanted).id
+    return Reply(200, [{
+        "id": s.id, "participantId": s.participant_id, "url": s.url,
+        "events": [event.value for event in s.events], "status": s.status.value,
+        "deleted": s.deleted_at_ms is not None, "signingSecret": s.signing_secret}
+        for s in world.subscriptions if wanted is None or s.participant_id == wanted],
+        next_cursor=None)
+
+
 ROUTES: tuple[OperatorRoute, ...] = (
     OperatorRoute("GET", "/sim/v1/deliveries", deliveries,
                   "webhook delivery attempts, oldest first, as signed and sent"),
@@ -152,4 +169,6 @@ ROUTES: tuple[OperatorRoute, ...] = (
                   "a participant's wallets and RTGS balance"),
     OperatorRoute("GET", "/sim/v1/log", log, "the event log, page by page"),
     OperatorRoute("GET", "/sim/v1/digest", digest, "the event log's digest"),
+    OperatorRoute("GET", "/sim/v1/webhooks", webhooks,
+                  "every webhook subscription with its signing secret"),
 )

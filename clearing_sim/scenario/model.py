@@ -62,6 +62,7 @@ class IssuerSpec:
     assets: tuple[str, ...] = ()
     profile: IssuerProfile | None = None
     behaviour: IssuerBehaviour = IssuerBehaviour()
+    gateway: tuple[tuple[str, str | int], ...] = ()  # the real gateway's fields, wire names
 
 
 @frozen

@@ -86,8 +86,9 @@ class ScenarioItem(pytest.Item):
     def __init__(self, *, scenario: Scenario, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.scenario = scenario
-        for tag in scenario.tags:
+        for tag in scenario.tags:  # -k reads extra_keyword_matches; keywords hold markers
             self.keywords[tag] = True
+            self.extra_keyword_matches.add(tag)
 
     def runtest(self) -> None:
         result = run_scenario(self.scenario, self.config.getoption("scenario_seed"))

@@ -126,9 +126,14 @@ def _issuer(r: Reader, key: str, raw: dict[str, Any], path: FieldPath) -> Issuer
         except ValueError as error:
             r.report((*path, "behaviour", "outcomes"), f"expected outcome probabilities that "
                      f"add up to 1 at most: {error}")
+    gateway = tuple(sorted((r.get(raw, path, "gateway") or {}).items()))
+    if gateway and (profile is None or not profile.mode.has_instructions):
+        r.report((*path, "gateway"), "only an ON_INSTRUCTION issuer (Mode 2 or 3) has a "
+                 "gateway to call; expected a profile with commitPoint ON_INSTRUCTION")
     return IssuerSpec(key, r.get(raw, path, "name", key), r.site(path),
                       Decimal(r.get(raw, path, "rtgs", "0.00")),
-                      r.get(raw, path, "currency", "GBP"), assets, profile, behaviour)
+                      r.get(raw, path, "currency", "GBP"), assets, profile, behaviour,
+                      gateway)
 
 
 def _agent(r: Reader, s: Symbols, world: WorldSpec, key: str, raw: dict[str, Any],

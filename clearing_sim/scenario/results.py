@@ -7,7 +7,8 @@ and what was found. A step that could not be carried out (a ``wait_until`` whose
 passed, a ``save`` whose field is absent, an ``advance`` into the past) is a failed result
 too, flagged ``stopped``: the run ends there, since later steps build on it. The
 ``ScenarioResult`` carries the seed and the log's digest, so a failure can be replayed and a
-pass compared run against run.
+pass compared run against run. Expectations that were never checked because an earlier step
+stopped the run are listed apart, as ``skipped`` (their ``actual`` says where it stopped).
 """
 
 from __future__ import annotations
@@ -38,6 +39,16 @@ class CheckResult:
     expected: str
     actual: str
     stopped: bool = False  # the step itself failed; no later step ran
+    step_name: str | None = None  # the step's ``name:``, when it has one
+
+    def case_name(self) -> str:
+        """A name that survives edits elsewhere in the file: the step (by its ``name:``, else
+        its index) and the field path inside it, never the line."""
+        prefix = f"steps[{self.step}]."
+        inner = self.field[len(prefix):] if self.field.startswith(prefix) else self.field
+        if self.step < 0:
+            return f"world: {inner}" if inner else "world"
+        return f"{self.step_name or f'steps[{self.step}]'}: {inner}"
 
     def render(self, path: str) -> str:
         """``path:line:col: field: expected X, got Y`` for a failure; ``… ok`` for a pass."""
@@ -56,6 +67,7 @@ class ScenarioResult:
     virtual_ms: int  # virtual time at the end of the run
     digest: str  # the event log's sha256: same scenario + seed ⇒ same digest
     records: int  # how many log records the run wrote
+    skipped: tuple[CheckResult, ...] = ()  # expectations not checked: the run stopped before
 
     @property
     def passed(self) -> bool:

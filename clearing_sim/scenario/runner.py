@@ -17,6 +17,7 @@ steps are carried out by ``clearing_sim.scenario.channel``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from attrs import evolve
@@ -48,6 +49,7 @@ from clearing_sim.scenario.results import CheckResult, ScenarioResult, Verdict, 
 from clearing_sim.scenario.stage import SetupFailed, Stage, StepFailed
 from clearing_sim.service.messages import Response, encode_json
 from clearing_sim.service.wire import transaction_full
+from clearing_sim.sim.issuer import IssuerGateway
 
 __all__ = ["play", "run_scenario"]
 
@@ -156,6 +158,8 @@ def _operator(stage: Stage, action: Resolve | SetIssuerBehaviour) -> None:
     if gateway is None:
         raise StepFailed(f"issuer_behaviour: {action.issuer} has no gateway until its "
                          "profile is saved")
+    if not isinstance(gateway, IssuerGateway):
+        raise StepFailed(f"issuer_behaviour: {action.issuer} is on its real gateway")
     gateway.behaviour = evolve(gateway.behaviour, **dict(action.changes))
 
 
@@ -194,13 +198,25 @@ def _save(stage: Stage, step: Step, response: Response) -> None:
 
 def _result(step: Step, site: Site, verdict: Verdict) -> CheckResult:
     return CheckResult(step.index, site.line, site.column, site.field, verdict.passed,
-                       verdict.expected, verdict.actual)
+                       verdict.expected, verdict.actual, step_name=step.name)
 
 
-def _run_step(stage: Stage, step: Step, results: list[CheckResult]) -> None:
+def _unchecked(step: Step, site: Site, where: str) -> CheckResult:
+    """An expectation the run never reached: ``where`` says which step stopped it."""
+    return CheckResult(step.index, site.line, site.column, site.field, False, "(not checked)",
+                       f"not checked: the run stopped at {where}", step_name=step.name)
+
+
+def _run_step(stage: Stage, step: Step, results: list[CheckResult],
+              skipped: list[CheckResult]) -> None:
     if step.name is not None:
         stage.step_ms.setdefault(step.name, stage.world.now_ms)
-    response = _act(stage, step)
+    try:
+        response = _act(stage, step)
+    except StepFailed:
+        where = _action_site(step).field
+        skipped.extend(_unchecked(step, e.site, where) for e in step.expectations)
+        raise
     expectations = list(step.expectations)
     if isinstance(step.action, Arm) and not any(isinstance(e, ResponseStatus)
                                                 for e in expectations):
@@ -213,7 +229,9 @@ def _run_step(stage: Stage, step: Step, results: list[CheckResult]) -> None:
             failure = error
     for expectation in expectations:
         if failure is not None and not isinstance(expectation, ResponseStatus):
-            continue  # what depends on the missing save cannot be checked
+            # what depends on the missing save cannot be checked
+            skipped.append(_unchecked(step, expectation.site, _action_site(step).field))
+            continue
         results.append(_result(step, expectation.site, check(stage, expectation, response)))
     if failure is not None:
         raise failure
@@ -229,25 +247,42 @@ def run_scenario(scenario: Scenario, seed: int | None = None) -> ScenarioResult:
     return play(scenario, seed)[0]
 
 
-def play(scenario: Scenario, seed: int | None = None) -> tuple[ScenarioResult, Stage]:
-    """``run_scenario``, also answering the stage it ran on (its world, log and saves)."""
+def play(scenario: Scenario, seed: int | None = None,
+         clock: Callable[[], float] | None = None) -> tuple[ScenarioResult, Stage]:
+    """``run_scenario``, also answering the stage it ran on (its world, log and saves).
+
+    ``clock`` (a door's wall clock, e.g. ``time.perf_counter``; the engine never reads one)
+    times each step: ``stage.step_wall_s`` maps a step's index to its seconds.
+    """
     used = scenario.world.seed if seed is None else seed
     stage = Stage(scenario, used)
     results: list[CheckResult] = []
+    skipped: list[CheckResult] = []
+    remaining = list(scenario.steps)
     try:
         stage.open()
-        for step in scenario.steps:
+        while remaining:
+            step = remaining.pop(0)
+            started = clock() if clock is not None else 0.0
             try:
-                _run_step(stage, step, results)
+                _run_step(stage, step, results, skipped)
             except StepFailed as error:
                 site = _action_site(step)
                 results.append(CheckResult(step.index, site.line, site.column, site.field,
                                            False, "the step to complete", str(error),
-                                           stopped=True))
+                                           stopped=True, step_name=step.name))
                 break
+            finally:
+                if clock is not None:
+                    stage.step_wall_s[step.index] = clock() - started
     except SetupFailed as error:
         results.append(CheckResult(-1, error.site.line, error.site.column, error.site.field,
                                    False, "the world to be built", str(error), stopped=True))
+    stopped = next((r for r in results if r.stopped), None)
+    if stopped is not None:
+        where = f"{stopped.field} (line {stopped.line})"
+        skipped.extend(_unchecked(step, expectation.site, where)
+                       for step in remaining for expectation in step.expectations)
     log = stage.world.log
     return ScenarioResult(scenario.path, scenario.name, used, tuple(results),
-                          stage.world.now_ms, log.digest(), len(log)), stage
+                          stage.world.now_ms, log.digest(), len(log), tuple(skipped)), stage

@@ -81,6 +81,8 @@ class Stage:
                                           issuer.rtgs_gbp, issuer.behaviour, issuer.currency)
             self.parties[issuer.key] = party
             self.assets.update((asset.code, asset) for asset in party.assets)
+            if issuer.gateway:
+                self._use_real_gateway(party, dict(issuer.gateway), issuer.site)
         for member in scenario.members:
             wallets = {self.assets[code]: amount for code, amount in member.wallets}
             self.parties[member.key] = self.world.add_member(member.name, member.rtgs_gbp,
@@ -91,10 +93,28 @@ class Stage:
         self._sessions: dict[str, tuple[str, int]] = {}
         self.saved: dict[str, Any] = {}
         self.step_ms: dict[str, int] = {}  # step name → virtual ms it started
+        self.step_wall_s: dict[int, float] = {}  # step index → wall seconds (a door's clock)
         self.agents: dict[str, dict[str, str]] = {}
         self.webhooks: dict[str, dict[str, str]] = {}
         self.reference: dict[str, ReferenceReceiver] = {}  # by webhook name
         self.fiat_total = self.world.rtgs.total()
+
+    def _use_real_gateway(self, party: Participant, fields: dict[str, Any],
+                          site: Site) -> None:
+        """The world file's ``gateway``: this issuer's saga calls go to its real gateway."""
+        from clearing_sim.gateway.client import HttpGateway  # only worlds that use one
+        from clearing_sim.gateway.transport import TransportProblem, config_from_wire
+
+        config = config_from_wire(fields)
+        if config.webhook_secret == "whsec_conformance" and "webhookSecret" not in fields:
+            config = evolve(config, webhook_secret=self.world.issuers[party.id].webhook_secret)
+        try:
+            gateway = HttpGateway(self.world, party.id, party.name,
+                                  self.world.ledgers[party.profile.ledger], config)
+        except TransportProblem as problem:
+            raise SetupFailed(site, f"{party.name}: gateway: "
+                              f"{problem}") from None
+        self.world.use_gateway(party.id, gateway, config.base)
 
     def open(self) -> None:
         """Mint the agents and create the subscriptions, through the API; ``SetupFailed`` if

@@ -43,9 +43,13 @@ class IssuerInbox:
         if event is not None and event.triggered:
             del self._prompts[instruction_id]
 
-    def receive(self, issuer_id: str, signature: str | None, raw: bytes) -> bool:
+    def receive(self, issuer_id: str, signature: str | None, raw: bytes,
+                now_s: int | None = None) -> bool:
+        """``now_s``: the receiver's clock for the 300-second window; the world's virtual
+        clock unless the delivery came from a real gateway (then its wall arrival time)."""
         gateway = self.world.issuers.get(issuer_id)
-        now_s = (self.world.epoch_ms + self.world.now_ms) // 1000
+        if now_s is None:
+            now_s = (self.world.epoch_ms + self.world.now_ms) // 1000
         instruction_id = _instruction_id(raw)
         if gateway is None or instruction_id is None \
                 or not verify(gateway.webhook_secret, signature, raw, now_s):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Generator
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import simpy
@@ -148,6 +149,9 @@ class IssuerGateway:
         self.armed[transaction_id] = outcome
         self.world.log.append("issuer.armed", issuerId=self.issuer_id,
                               transactionId=transaction_id, outcome=outcome.value)
+
+    def trigger_amount(self, outcome: Outcome) -> Decimal | None:
+        return None  # the simulated gateway is armed directly
 
     def forget(self, transaction_id: str) -> list[str]:
         """Drop the transaction's instructions (``World.forget``); their ids. A process of

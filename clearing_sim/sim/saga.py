@@ -48,7 +48,8 @@ from clearing_sim.domain.instruction import InstructionStatus, NormalisedEvent
 from clearing_sim.domain.lifecycle import Trigger
 from clearing_sim.domain.profile import FeedbackChannel, FiatLeg, SettlementMode
 from clearing_sim.domain.transaction import ChainState, FeeStatus, LegTerms, RtgsState, Transaction
-from clearing_sim.sim.issuer import COMPENSATION_REASON, IssuerGateway, Snapshot
+from clearing_sim.sim.gateway import Gateway
+from clearing_sim.sim.issuer import COMPENSATION_REASON, Snapshot
 from clearing_sim.sim.ledger import LedgerRefused
 from clearing_sim.sim.rtgs import RtgsRefused
 
@@ -82,7 +83,7 @@ class Phase(StrEnum):
 class _Sent:
     """An instruction the saga is waiting on, and until when."""
 
-    gateway: IssuerGateway
+    gateway: Gateway
     instruction_id: str
     deadline_ms: int
     phase: Phase
@@ -344,7 +345,7 @@ class Saga:
             receipt = yield from ledger.mint(tx.id, account, tx.target.amount)
             self._note(NormalisedEvent.MINTED, txHash=receipt.tx_hash)
 
-    def _pre_burn_transfer(self, terms: LegTerms, gateway: IssuerGateway) -> Proc:
+    def _pre_burn_transfer(self, terms: LegTerms, gateway: Gateway) -> Proc:
         tx = self.tx
         if self.transferred:
             return True
@@ -362,7 +363,7 @@ class Saga:
         self._update(chain=ChainState.TRANSFERRED_TO_ISSUER)
         return True
 
-    def _instruct(self, phase: Phase, terms: LegTerms, gateway: IssuerGateway,
+    def _instruct(self, phase: Phase, terms: LegTerms, gateway: Gateway,
                   command_id: CommandId) -> Proc:
         tx, profile = self.tx, self.world.profile_of(terms)
         body = self._instruction_body(terms, gateway, command_id)
@@ -375,7 +376,7 @@ class Saga:
         sent = self.pending[terms.leg] = _Sent(gateway, snap.instruction_id, deadline, phase)
         return (yield from self._answer(terms, sent))
 
-    def _instruction_body(self, terms: LegTerms, gateway: IssuerGateway,
+    def _instruction_body(self, terms: LegTerms, gateway: Gateway,
                           command_id: CommandId) -> dict[str, str]:
         tx = self.tx
         body = {"idempotencyKey": instruction_idempotency_key(command_id, terms.leg),

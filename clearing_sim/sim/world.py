@@ -45,6 +45,7 @@ from clearing_sim.sim.book import TransactionBook
 from clearing_sim.sim.custody import CustodyRegistry
 from clearing_sim.sim.dns import DnsTable
 from clearing_sim.sim.eventlog import EventLog
+from clearing_sim.sim.gateway import Gateway
 from clearing_sim.sim.inbox import IssuerInbox
 from clearing_sim.sim.issuer import IssuerBehaviour, IssuerGateway
 from clearing_sim.sim.ledger import ChainLedger
@@ -105,7 +106,7 @@ class World:
         self.transactions = TransactionBook(self.log)
         self.sagas: dict[str, Saga] = {}
         self._behaviours: dict[str, IssuerBehaviour] = {}  # until the gateway exists
-        self.issuers: dict[str, IssuerGateway] = {}
+        self.issuers: dict[str, Gateway] = {}
         self.issuer_inbox = IssuerInbox(self)
         self.ledgers = {ledger: ChainLedger(self, ledger, self.config.finality[ledger])
                         for ledger in Ledger}
@@ -181,6 +182,12 @@ class World:
         for code in asset_codes:
             self.issue_asset(issuer.id, code, currency)
         return issuer
+
+    def use_gateway(self, issuer_id: str, gateway: Gateway, api_base_url: str) -> None:
+        """Put the issuer on another gateway (its real one): later calls go there."""
+        assert issuer_id in self.issuers, "the issuer needs a profile (and a gateway) first"
+        self.issuers[issuer_id] = gateway
+        self.log.append("issuer.gateway", issuerId=issuer_id, apiBaseUrl=api_base_url)
 
     def issue_asset(self, issuer_id: str, code: str, currency: str = "GBP") -> Asset:
         """A new asset issued from the issuer's issuing account (it needs a profile)."""

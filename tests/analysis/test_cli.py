@@ -157,3 +157,35 @@ def test_the_main_group_reaches_the_commands_through_lazy_entries(
     assert all(name in listed.output for name in ENTRIES)
     result = _invoke(main_cli.main, "sweep", "--seeds", "x", "--out", "o", str(TWO_CASES))
     assert result.exit_code == 2 and "Invalid value for '--seeds'" in result.output
+
+
+def test_ctrl_c_on_a_sweep_prints_the_command_that_resumes_it(tmp_path: Path) -> None:
+    """A real SIGINT to a real sweep process, once its first run is on disk."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "clearing_sim.cli", "sweep", str(INPUTS / "sweep.yaml"),
+         "--seeds", "0-40", "--out", str(out)], cwd=root, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(root), "NO_COLOR": "1"})
+    try:
+        deadline = time.monotonic() + 60
+        while not list(out.glob("runs/*/seed-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is None, "the sweep ended before it could be interrupted"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, err
+    assert "Traceback" not in err
+    assert f"resume with:\n  clearing-sim sweep {INPUTS / 'sweep.yaml'} --seeds 0-40 " \
+           f"--out {out}" in err

@@ -86,3 +86,20 @@ def test_an_interrupted_sweep_reports_only_the_runs_in_its_results(
     again = load_results(out)
     assert again.seeds == (0, 1, 2, 3) and again.unfinished == () and len(again.runs) == 8
     assert again.command == resume == done.command
+
+
+def test_rates_are_percentages(tiny_sweep: SweepResult, tmp_path: Path) -> None:
+    """Rates read as people read them: 37.8 (%), not 0.378."""
+    assert tiny_sweep.out is not None
+    page = write_report(tiny_sweep.out, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "Parking rate by issuer (% of the issuer's transactions)" in page
+    section = page[page.index("Parking rate by issuer"):page.index("Parking rate by cause")]
+    assert "<th>mean (%)</th>" in section and "<th>max (%)</th>" in section
+    rows = tiny_sweep.metrics
+    rate = rows[(rows["metric"] == "delivery_success_rate") & rows["subscription"].notna()]
+    assert rate["value"].max() <= 1  # the metrics stay shares; the page shows percentages
+    hooks = page[page.index("<code>delivery_success_rate</code>"):
+                 page.index("<code>first_attempt_success_rate</code>")]
+    assert "<th>mean (%)</th>" in hooks
+    cells = [float(v) for v in re.findall(r"<td>([0-9.]+)</td>", hooks)]
+    assert any(v > 1 for v in cells)  # e.g. 100 for every delivery made

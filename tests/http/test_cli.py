@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from clearing_sim.cli import main
 from clearing_sim.webhooks import verify
+from tests.http.served import served
 
 EXE = Path(sys.executable).with_name("clearing-sim")
 TOKEN = "subprocess-token"
@@ -175,3 +176,29 @@ def test_serve_drives_a_redeem_to_a_verified_signed_settled_webhook() -> None:
     assert process.returncode == 0, err
     assert f"--> {event['id']} attempt 1 POST {receiver.url} [200]" in out
     assert "Traceback" not in err
+
+
+def test_serve_world_prints_signing_secrets_and_the_operator_reads_them(tmp_path: Path) -> None:
+    """A receiver set up from a world file can verify: the banner prints each staged
+    subscription's secret, and GET /sim/v1/webhooks gives every subscription's."""
+    with served(tmp_path, "--access-log") as server:
+        [line] = [b for b in server.banner if b.startswith("webhook hook: ")]
+        secret = line.split()[-1]
+        assert secret.startswith("whsec_") and "https://hooks.example.com/w" in line
+        listed = httpx.get(f"{server.base}/sim/v1/webhooks", headers=server.operator)
+        assert listed.status_code == 200, listed.text
+        [hook] = listed.json()["data"]
+        assert hook["signingSecret"] == secret and hook["id"] == line.split()[2]
+        assert hook["participantId"] == server.participant_id("northbank")
+        mine = httpx.get(f"{server.base}/sim/v1/webhooks", headers=server.operator,
+                         params={"participantId": server.participant_id("etherpound")})
+        assert mine.json()["data"] == []
+        assert httpx.get(f"{server.base}/sim/v1/webhooks").status_code == 401
+    assert '"GET /sim/v1/webhooks HTTP/1.1" 200' in server.output  # --access-log
+    assert "Traceback" not in server.errors
+
+
+def test_serve_has_no_access_log_by_default(tmp_path: Path) -> None:
+    with served(tmp_path) as server:
+        httpx.get(f"{server.base}/sim/v1/clock", headers=server.operator).raise_for_status()
+    assert "GET /sim/v1/clock" not in server.output and "clearing-sim stopped" in server.output

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -184,3 +185,95 @@ def test_every_command_has_help_with_an_example() -> None:
     for command in ("demo", "validate", "run", "timeline"):
         result = CliRunner().invoke(main, [command, "--help"])
         assert result.exit_code == 0 and "Example" in result.output, command
+
+
+def test_k_selects_scenarios_by_tag_too(write: Write) -> None:
+    write("t/tagged.yaml", SETTLES.replace("scenario: base", "scenario: one\ntags: [agents]"))
+    write("t/plain.yaml", SETTLES.replace("scenario: base", "scenario: two"))
+    result = _invoke(str(write("t/x.txt", "").parent), "-k", "agents")
+    assert result.exit_code == 0 and "1 scenario(s)" in result.output, result.output
+    assert "one" in result.output and "two" not in result.output
+
+
+STOPS = with_steps(
+    "  - name: settles\n"
+    "    wait_until: {transaction: {id: '${tx}', fields: {lifecycleStatus: cancelled}},"
+    " timeout: 1s}\n"
+    "    expect: {transaction: {id: '${tx}', fields: {terminal: true}}}\n"
+    "  - expect: {transaction: {id: '${tx}', fields: {lifecycleStatus: settled}}}\n")
+
+
+def _junit(tmp_path: Path, *paths: Path) -> ElementTree.Element:
+    target = tmp_path / "junit.xml"
+    _invoke(*map(str, paths), "--junit", str(target))
+    return ElementTree.parse(target).getroot()
+
+
+def test_junit_names_cases_by_step_and_field_so_edits_elsewhere_keep_them(
+        write: Write, tmp_path: Path) -> None:
+    """Inserting lines above (a description) moves every line but renames no testcase."""
+    before = _junit(tmp_path, write("a.yaml", WRONG))
+    after = _junit(tmp_path, write("b.yaml", WRONG.replace(
+        "scenario: wrong", "scenario: wrong\ndescription: |\n  one\n  two\n  three")))
+    names = [c.get("name") for c in before.iter("testcase")]
+    assert names == [c.get("name") for c in after.iter("testcase")]
+    assert names == ["initiate: expect.status", "steps[1]: expect.transaction"]
+    assert [c.get("line") for c in before.iter("testcase")] != \
+        [c.get("line") for c in after.iter("testcase")]
+
+
+def test_junit_reports_expectations_after_a_stopping_step_as_skipped_and_has_times(
+        write: Write, tmp_path: Path) -> None:
+    root = _junit(tmp_path, write("stops.yaml", STOPS))
+    suite = root.find("testsuite")
+    assert suite is not None
+    skipped = [c for c in suite.iter("testcase") if c.find("skipped") is not None]
+    assert [c.get("name") for c in skipped] == ["settles: expect.transaction",
+                                                "steps[2]: expect.transaction"]
+    mark = skipped[1].find("skipped")
+    assert mark is not None and "the run stopped at steps[1].wait_until" in \
+        (mark.get("message") or "")
+    assert suite.get("skipped") == "2" and root.get("skipped") == "2"
+    assert suite.get("tests") == "4" and suite.get("failures") == "1"
+    for element in [root, suite, *suite.iter("testcase")]:
+        assert float(element.get("time") or "x") >= 0
+    assert float(root.get("time") or 0) > 0
+    assert any(float(c.get("time") or 0) > 0 for c in suite.iter("testcase"))
+
+
+def test_junit_for_an_invalid_file_is_an_error_testcase_naming_file_and_line(
+        write: Write, tmp_path: Path) -> None:
+    bad = write("bad.yaml", INVALID)
+    target = tmp_path / "junit.xml"
+    result = _invoke(str(bad), str(write("ok.yaml", SETTLES)), "--junit", str(target))
+    assert result.exit_code == 2
+    root = ElementTree.parse(target).getroot()
+    assert root.get("errors") == "1"
+    case = root.find("testsuite/testcase")
+    assert case is not None and case.get("file") == str(bad) and case.get("line") == "2"
+    error = case.find("error")
+    assert error is not None and \
+        f"{bad}:2:15: world.seed: expected an integer" in (error.get("message") or "")
+
+
+def test_json_on_an_invalid_file_is_json_with_every_problem_and_exit_2(write: Write) -> None:
+    bad = write("bad.yaml", INVALID)
+    result = _invoke(str(bad), "--json")
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["passed"] is False and doc["scenarios"] == []
+    assert doc["errors"][0] == {"path": str(bad), "line": 2, "column": 15,
+                                "field": "world.seed", "message": doc["errors"][0]["message"]}
+    assert "integer" in doc["errors"][0]["message"]
+
+
+def test_timeline_prints_the_files_names_not_ids() -> None:
+    path = ROOT / "scenarios" / "failed-parks-and-is-never-retried.yaml"
+    result = CliRunner().invoke(main, ["timeline", str(path), "--transaction", "tx"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].split(": transaction ")[1].startswith("tx (")
+    assert any("from northbank's wallet" in ln for ln in lines if "  ledger  " in ln)
+    assert any("sent to issuer etherpound " in ln for ln in lines)
+    assert any(re.search(r"account (northbank|etherpound)\b", ln) for ln in lines
+               if "  rtgs  " in ln)

@@ -162,3 +162,18 @@ def test_unreadable_files_are_scenario_errors(write: Write, tmp_path: Path) -> N
         load_scenario(tmp_path / "missing.yaml")
     with pytest.raises(ScenarioInvalid):
         load_scenario(write("list.yaml", "- 1\n- 2\n"))
+
+
+def test_an_issuer_gateway_is_read_and_refused_for_mode_1_at_its_line() -> None:
+    gateway = "    gateway: {apiBaseUrl: 'https://127.0.0.1:8443', bearer: t, patienceMs: 50}\n"
+    text = BASE.replace("      approvalSlaSeconds: 600\n",
+                        "      approvalSlaSeconds: 600\n" + gateway)
+    (issuer,) = load(text).issuers
+    assert dict(issuer.gateway) == {"apiBaseUrl": "https://127.0.0.1:8443", "bearer": "t",
+                                    "patienceMs": 50}
+    mode_1 = text.replace("commitPoint: ON_INSTRUCTION", "commitPoint: ON_OBSERVATION") \
+        .replace("      preBurnTransferRequired: false\n", "") \
+        .replace("      apiBaseUrl: https://issuer.example/api\n", "")
+    assert any("gateway" in line and "ON_INSTRUCTION" in line for line in problems(mode_1))
+    bad = text.replace("'https://127.0.0.1:8443'", "'ftp://x'")
+    assert any("gateway.apiBaseUrl" in line for line in problems(bad))

@@ -66,3 +66,15 @@ def test_the_ini_switch_turns_collection_off(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nclearing_sim_scenarios = false\n")
     code, out = _pytest(pytester, "-q")
     assert code == 5 and "no tests ran" in out
+
+
+def test_k_selects_scenarios_by_their_tags(pytester: pytest.Pytester) -> None:
+    """``pytest -k agents`` selects the files tagged ``agents`` (pytest's ``-k`` reads
+    ``extra_keyword_matches``, not ``keywords``)."""
+    pytester.makefile(".yaml", tagged=SETTLES.replace("scenario: base",
+                                                      "scenario: one\ntags: [agents, redeem]"),
+                      plain=SETTLES.replace("scenario: base", "scenario: two"))
+    code, out = _pytest(pytester, "-q", "-k", "agents")
+    assert code == 0 and "1 passed, 1 deselected" in out, out
+    code, out = _pytest(pytester, "-q", "-k", "redeem and not agents")
+    assert code == 5 and "2 deselected" in out, out

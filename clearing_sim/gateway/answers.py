@@ -1,0 +1,102 @@
+"""Strict reading of an issuer gateway's answers: untrusted input, never a crash.
+
+Public names: ``read_created``, ``read_refund``, ``read_snapshot``, ``step_allowed``.
+
+Each reader returns the value or a sentence saying what is wrong with the answer. A status
+may only move forward along RECEIVED → PENDING_APPROVAL → APPROVED → EXECUTING → COMPLETED,
+to REJECTED before APPROVED, or from a non-final status to FAILED (sim.issuer); COMPLETED needs its
+on-chain proof (``onchain.txHash`` and an integer ``onchain.ledgerSequence``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clearing_sim.domain.instruction import FINAL, InstructionStatus
+from clearing_sim.gateway.transport import Call
+from clearing_sim.sim.issuer import Snapshot
+
+__all__ = ["read_created", "read_refund", "read_snapshot", "step_allowed"]
+
+_S = InstructionStatus
+_ORDER = [_S.RECEIVED, _S.PENDING_APPROVAL, _S.APPROVED, _S.EXECUTING, _S.COMPLETED]
+
+
+def step_allowed(before: InstructionStatus, after: InstructionStatus) -> bool:
+    if before == after:
+        return True
+    if before in FINAL:
+        return False
+    if after is _S.REJECTED:  # the decision: never after APPROVED (domain.instruction)
+        return before in (_S.RECEIVED, _S.PENDING_APPROVAL)
+    if after is _S.FAILED:
+        return True
+    return _ORDER.index(after) > _ORDER.index(before)
+
+
+def _body(call: Call, ok: tuple[int, ...]) -> dict[str, Any] | str:
+    if call.error is not None:
+        return call.error
+    assert call.status is not None
+    if call.status not in ok:
+        return f"answered HTTP {call.status}"
+    body = call.json()
+    if not isinstance(body, dict):
+        return "the answer is not a JSON object"
+    return body
+
+
+def _status(body: dict[str, Any]) -> InstructionStatus | str:
+    value = body.get("status")
+    try:
+        return InstructionStatus(str(value)) if isinstance(value, str) else InstructionStatus("")
+    except ValueError:
+        return f"status {value!r} is not an instruction status"
+
+
+def read_created(call: Call) -> tuple[str, InstructionStatus] | str:
+    """POST /burn-instructions or /mint-instructions: ``{instructionId, status}``."""
+    body = _body(call, (200, 201, 202))
+    if isinstance(body, str):
+        return body
+    instruction_id = body.get("instructionId")
+    if not isinstance(instruction_id, str) or not instruction_id or len(instruction_id) > 200:
+        return "instructionId is missing or not a string"
+    status = _status(body)
+    return (instruction_id, status) if isinstance(status, InstructionStatus) else status
+
+
+def read_snapshot(call: Call, instruction_id: str) -> Snapshot | str:
+    """GET /instructions/{id}: the instruction, its status and, when COMPLETED, its proof."""
+    body = _body(call, (200,))
+    if isinstance(body, str):
+        return body
+    if body.get("instructionId", instruction_id) != instruction_id:
+        return f"the answer names instruction {body.get('instructionId')!r}, not {instruction_id}"
+    status = _status(body)
+    if not isinstance(status, InstructionStatus):
+        return status
+    onchain = body.get("onchain")
+    tx_hash = onchain.get("txHash") if isinstance(onchain, dict) else None
+    sequence = onchain.get("ledgerSequence") if isinstance(onchain, dict) else None
+    if status is _S.COMPLETED:
+        if not isinstance(tx_hash, str) or not tx_hash:
+            return "COMPLETED without onchain.txHash: no proof"
+        if not isinstance(sequence, int) or isinstance(sequence, bool):
+            return "COMPLETED without an integer onchain.ledgerSequence: no proof"
+        return Snapshot(instruction_id, status, tx_hash, sequence)
+    return Snapshot(instruction_id, status)
+
+
+def read_refund(call: Call, transaction_id: str) -> tuple[str, str] | str:
+    """POST /treasury/refunds: ``(status, refundTxHash)``; refunded needs a hash."""
+    body = _body(call, (200, 201, 202))
+    if isinstance(body, str):
+        return body
+    status = body.get("status")
+    if body.get("transactionId") != transaction_id or not isinstance(status, str):
+        return "the answer does not name the transaction or has no status"
+    tx_hash = body.get("refundTxHash")
+    if status == "refunded" and (not isinstance(tx_hash, str) or not tx_hash):
+        return "refunded without refundTxHash"
+    return status, tx_hash if isinstance(tx_hash, str) else ""

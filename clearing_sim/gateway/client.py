@@ -1,0 +1,340 @@
+"""The HTTP issuer gateway: the engine's seam (``sim.gateway.Gateway``) on a real gateway.
+
+Public names: ``CallbackQueue``, ``HttpGateway``.
+
+How virtual time meets wall time (docs/conformance.md): a call is made at the virtual instant
+the saga makes it and the world does not move while it waits for the answer, so an advance
+waits for real answers. A read that finds an unchanged, non-final status waits up to
+``patience_ms`` of wall time for it to move (the gateway is given real time to work); once
+an instruction has been quiet that long, later reads answer at once, so polling runs on
+virtual time and a silence beyond ``approvalSlaSeconds`` takes milliseconds of wall time.
+
+Answers are untrusted (``answers``): a timeout, a 5xx, a malformed answer or an answer
+larger than the bound is logged (``issuer.http``, with request and response) and counts as
+no news: the saga keeps polling and parks at its deadline. A status change the spec forbids
+(backwards, out of a final status, REJECTED after APPROVED, or EXECUTING/COMPLETED before
+Mode 2's execute) is
+logged as ``issuer.protocol_violation`` and read as FAILED: the transaction parks and nothing
+is undone, since the issuer can no longer be trusted about the asset. A POST that got no
+answer is retried on each later read with the same idempotency key and body (a replay the
+spec makes safe). The ledger stays the simulated one: a COMPLETED instruction's burn or mint
+and a refund are mirrored on it when first seen; the hash the saga records is the issuer's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Generator
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+import simpy
+
+from clearing_sim.domain.ids import TransactionId, instruction_reference
+from clearing_sim.domain.instruction import FINAL, InstructionStatus, Outcome
+from clearing_sim.domain.money import Money
+from clearing_sim.domain.profile import CustodyModel, FeedbackChannel, SettlementMode
+from clearing_sim.domain.timefmt import render_iso
+from clearing_sim.gateway.answers import read_created, read_refund, read_snapshot, step_allowed
+from clearing_sim.gateway.transport import Call, GatewayConfig, Transport
+from clearing_sim.sim.issuer import (
+    COMPENSATION_REASON,
+    IdempotencyConflict,
+    Instruction,
+    RefundResult,
+    Snapshot,
+)
+from clearing_sim.sim.ledger import ChainLedger, LedgerRefused
+
+if TYPE_CHECKING:
+    from clearing_sim.sim.world import World
+
+__all__ = ["CallbackQueue", "HttpGateway"]
+
+Proc = Generator[simpy.Event, Any, Any]
+_S = InstructionStatus
+UNANSWERED = "unanswered:"
+STATE_NAMES = {Outcome.REJECTED: "instruction will be rejected",
+               Outcome.SILENCE: "instruction will stay silent",
+               Outcome.FAILED: "instruction will fail",
+               Outcome.COMPLETE: "instruction will complete"}
+BODY_LOG_MAX = 2_000
+
+
+class CallbackQueue:
+    """Status webhooks that arrived over HTTP (any thread), waiting for the world to take
+    them: ``(signature header, raw body, arrival unix seconds)``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[tuple[str | None, bytes, int]] = []
+        self.received: list[tuple[str | None, bytes, int]] = []  # all, for evidence
+
+    def put(self, signature: str | None, raw: bytes) -> None:
+        item = (signature, raw, int(time.time()))
+        with self._lock:
+            self._items.append(item)
+            self.received.append(item)
+
+    def take(self) -> list[tuple[str | None, bytes, int]]:
+        with self._lock:
+            items, self._items = self._items, []
+        return items
+
+
+class HttpGateway:
+    """A real issuer's gateway behind the engine's seam."""
+
+    def __init__(self, world: World, issuer_id: str, name: str, ledger: ChainLedger,
+                 config: GatewayConfig, callbacks: CallbackQueue | None = None) -> None:
+        self.world = world
+        self.issuer_id = issuer_id
+        self.name = name
+        self.ledger = ledger
+        self.config = config
+        self.webhook_secret = config.webhook_secret
+        self.callbacks = callbacks
+        self.transport = Transport(config, self._logged)
+        self.instructions: dict[str, Instruction] = {}
+        self._by_key: dict[str, Instruction] = {}
+        self._real_id: dict[str, str] = {}  # placeholder id → the issuer's id
+        self._quiet_since: dict[str, float] = {}  # instruction → wall time of its last change
+        self._violations: set[str] = set()
+        self._mirrored: set[str] = set()
+        self._execute_sent: set[str] = set()
+        self._treasuries: dict[str, str] = {}
+
+    # bookkeeping ---------------------------------------------------------------------------
+    def _logged(self, call: Call) -> None:
+        self.world.log.append("issuer.http", issuerId=self.issuer_id, method=call.method,
+                              url=call.url, status=call.status, error=call.error,
+                              transactionId=call.tag, elapsedMs=round(call.elapsed_ms),
+                              requestBody=call.request_body[:BODY_LOG_MAX],
+                              responseBody=call.response_body[:BODY_LOG_MAX])
+
+    def take_callbacks(self) -> None:
+        """Hand status webhooks that arrived over HTTP to the inbox, at this virtual instant,
+        verified against their wall arrival time (a real gateway signs with a real clock)."""
+        if self.callbacks is None:
+            return
+        for signature, raw, arrived_s in self.callbacks.take():
+            self.world.issuer_inbox.receive(self.issuer_id, signature, raw, now_s=arrived_s)
+
+    def _url(self, path: str) -> str:
+        return self.config.base + path
+
+    def _observe(self, ins: Instruction, status: InstructionStatus) -> None:
+        if status is ins.status and ins.original is not None:
+            return
+        ins.status = status
+        self._quiet_since[ins.id] = time.monotonic()
+        self.world.log.append("issuer.instruction", issuerId=self.issuer_id,
+                              instructionId=ins.id, transactionId=ins.transaction_id,
+                              leg=ins.kind, status=status.value)
+
+    def _violation(self, ins: Instruction, problem: str) -> None:
+        self._violations.add(ins.id)
+        self.world.log.append("issuer.protocol_violation", issuerId=self.issuer_id,
+                              instructionId=ins.id, transactionId=ins.transaction_id,
+                              problem=problem)
+
+    # the seam ------------------------------------------------------------------------------
+    def treasury_for(self, member_id: str, custody: CustodyModel) -> str:
+        key = member_id if custody is CustodyModel.PER_MEMBER_ISSUER_WALLET else "pooled"
+        if key not in self._treasuries:
+            self._treasuries[key] = self.ledger.open_account(f"{self.name}:treasury:{key}")
+        return self._treasuries[key]
+
+    def trigger_amount(self, outcome: Outcome) -> Decimal | None:
+        triggers = self.config.triggers
+        return None if triggers is None else triggers.get(outcome)
+
+    def arm(self, transaction_id: str, outcome: Outcome) -> None:
+        """Through the provider-state set-up URL when there is one (Pact's set-up call);
+        otherwise the transaction's amount was a trigger value, or nothing arms it."""
+        via = "trigger" if self.trigger_amount(outcome) is not None else "none"
+        if self.config.provider_states_url is not None:
+            call = self.transport.request("POST", self.config.provider_states_url, {
+                "consumer": "clearing-sim", "action": "setup", "state": STATE_NAMES[outcome],
+                "params": {"reference": instruction_reference(TransactionId(transaction_id))}},
+                tag=transaction_id)
+            via = "provider-state" if call.status is not None and call.status < 300 \
+                else "provider-state-refused"
+        self.world.log.append("issuer.armed", issuerId=self.issuer_id,
+                              transactionId=transaction_id, outcome=outcome.value, via=via)
+
+    def forget(self, transaction_id: str) -> list[str]:
+        mine = [i for i in self.instructions.values() if i.transaction_id == transaction_id]
+        for ins in mine:
+            del self.instructions[ins.id]
+            self._by_key.pop(ins.body["idempotencyKey"], None)
+        return [ins.id for ins in mine]
+
+    def post_instruction(self, kind: str, body: dict[str, str], mode: SettlementMode,
+                         feedback: tuple[FeedbackChannel, ...]) -> Proc:
+        self.take_callbacks()
+        key = body["idempotencyKey"]
+        known = self._by_key.get(key)
+        transaction_id = str(uuid.UUID(hex=body["reference"]))
+        call = self.transport.request("POST", self._url(f"/{kind}-instructions"), body,
+                                      tag=transaction_id)
+        if known is not None:  # a replay: the issuer's answer, as it gave it
+            if call.status == 409:
+                raise IdempotencyConflict(key)
+            created = read_created(call)
+            if isinstance(created, str):
+                return Snapshot(known.id, known.status)
+            return Snapshot(created[0], created[1])
+        ins = Instruction(f"{UNANSWERED}{key}", kind, transaction_id, mode, dict(body),
+                          feedback)
+        self._by_key[key] = ins
+        self._adopt(ins, call)
+        yield from ()  # a generator: the call is answered at this virtual instant
+        assert ins.original is not None
+        return ins.original
+
+    def _adopt(self, ins: Instruction, call: Call) -> None:
+        """Record the instruction under the issuer's id once a creation answer names it."""
+        created = read_created(call)
+        if isinstance(created, str):
+            if ins.original is None:
+                self.instructions[ins.id] = ins
+                ins.original = Snapshot(ins.id, _S.RECEIVED)
+            return
+        real_id, status = created
+        if ins.id.startswith(UNANSWERED):
+            self._real_id[ins.id] = real_id
+            self.instructions.pop(ins.id, None)
+        ins.id = real_id
+        self.instructions[real_id] = ins
+        self._observe(ins, status)
+        if ins.original is None:
+            ins.original = Snapshot(real_id, status)
+        self._check_two_phase(ins, status)
+
+    def _check_two_phase(self, ins: Instruction, status: InstructionStatus) -> None:
+        """Mode 2 moves nothing before execute: EXECUTING or COMPLETED before it is a
+        violation (the issuer moved the asset without the irrevocable signal)."""
+        if ins.mode is SettlementMode.MODE_2 and status in (_S.EXECUTING, _S.COMPLETED) \
+                and ins.id not in self._execute_sent:
+            self._violation(ins, f"{status.value} before execute (Mode 2)")
+
+    def _resolve(self, instruction_id: str) -> Instruction:
+        """The instruction behind an id; a placeholder is retried as a replay first."""
+        real = self._real_id.get(instruction_id, instruction_id)
+        ins = self.instructions.get(real) or self.instructions[instruction_id]
+        if ins.id.startswith(UNANSWERED):
+            call = self.transport.request("POST", self._url(f"/{ins.kind}-instructions"),
+                                          ins.body, tag=ins.transaction_id)
+            self._adopt(ins, call)
+            if not ins.id.startswith(UNANSWERED) and instruction_id in self._execute_sent:
+                self._send_execute(ins)
+        return ins
+
+    def get(self, instruction_id: str) -> Proc:
+        self.take_callbacks()
+        ins = self._resolve(instruction_id)
+        if ins.id.startswith(UNANSWERED):
+            return Snapshot(instruction_id, _S.RECEIVED)
+        snap = self._read_patiently(ins)
+        if ins.id in self._violations:
+            return Snapshot(instruction_id, _S.FAILED)
+        if snap.status is _S.COMPLETED and ins.id not in self._mirrored:
+            self._mirrored.add(ins.id)
+            try:
+                receipt = yield from self._mirror(ins)
+            except LedgerRefused as refused:
+                self._violation(ins, f"COMPLETED, but the simulated ledger refuses: {refused}")
+                return Snapshot(instruction_id, _S.FAILED)
+            ins.receipt = receipt
+        return Snapshot(instruction_id, snap.status, snap.tx_hash, snap.ledger_sequence,
+                        self.world.now_ms if snap.status is _S.COMPLETED else None)
+
+    def _read_patiently(self, ins: Instruction) -> Snapshot:
+        patience_s = self.config.patience_ms / 1000
+        while True:
+            call = self.transport.request("GET", self._url(f"/instructions/{ins.id}"),
+                                          tag=ins.transaction_id)
+            snap = read_snapshot(call, ins.id)
+            if isinstance(snap, str):  # no news: the saga keeps its rules (poll, park)
+                return Snapshot(ins.id, ins.status)
+            if not step_allowed(ins.status, snap.status):
+                self._violation(ins, f"{ins.status.value} → {snap.status.value}")
+                return snap
+            changed = snap.status is not ins.status
+            self._observe(ins, snap.status)
+            self._check_two_phase(ins, snap.status)
+            if ins.id in self._violations:
+                return snap
+            quiet_for = time.monotonic() - self._quiet_since.get(ins.id, 0.0)
+            if changed or snap.status in FINAL or quiet_for >= patience_s:
+                return snap
+            time.sleep(min(0.02, patience_s - quiet_for))
+
+    def execute(self, instruction_id: str) -> Proc:
+        self._execute_sent.add(instruction_id)
+        ins = self._resolve(instruction_id)
+        if not ins.id.startswith(UNANSWERED):
+            self._send_execute(ins)
+        yield from ()
+        return Snapshot(instruction_id, ins.status)
+
+    def _send_execute(self, ins: Instruction) -> None:
+        self._execute_sent.add(ins.id)
+        self.transport.request("POST", self._url(f"/instructions/{ins.id}/execute"), {},
+                               tag=ins.transaction_id)
+
+    def expire(self, instruction_id: str) -> bool:
+        """No route closes an instruction at a real issuer: it is closed on our side unless
+        it was last seen moving on chain (EXECUTING), when its outcome must be awaited."""
+        ins = self._resolve(instruction_id)
+        if ins.status in FINAL or ins.expired:
+            return True
+        if ins.status is _S.EXECUTING:
+            return False
+        ins.expired = True
+        self.world.log.append("issuer.expired", issuerId=self.issuer_id,
+                              instructionId=ins.id, status=ins.status.value)
+        return True
+
+    def refund(self, transaction_id: str, reason: str, refund_to: str, from_wallet: str,
+               money: Money) -> Proc:
+        url = self.config.refund_url or self._url("/treasury/refunds")
+        call = self.transport.request("POST", url, {
+            "transactionId": transaction_id, "reason": reason,
+            "refundToWalletId": refund_to}, tag=transaction_id)
+        answer = read_refund(call, transaction_id)
+        status, tx_hash = ("unanswered", "") if isinstance(answer, str) else answer
+        if status == "refunded":
+            try:
+                if reason == COMPENSATION_REASON:  # the issuer re-issues a burned source
+                    yield from self.ledger.mint(transaction_id, refund_to, money)
+                else:
+                    yield from self.ledger.transfer(transaction_id, from_wallet, refund_to,
+                                                    money)
+            except LedgerRefused:
+                status = "not_refundable"
+        result = RefundResult(transaction_id, status, tx_hash if status == "refunded" else "",
+                              self.world.now_ms)
+        self.world.log.append("issuer.refund", issuerId=self.issuer_id,
+                              transactionId=transaction_id, reason=reason,
+                              refundToWalletId=refund_to, status=result.status,
+                              refundTxHash=result.refund_tx_hash,
+                              refundedAt=render_iso(self.world.epoch_ms, result.refunded_at_ms))
+        return result
+
+    # the simulated chain ------------------------------------------------------------------
+    def _mirror(self, ins: Instruction) -> Proc:
+        body, tx, ledger = ins.body, ins.transaction_id, self.ledger
+        asset = self.world.asset_of(self.issuer_id, body["assetCode"])
+        money = Money.of(body["amount"], asset)
+        if ins.kind == "mint":
+            return (yield from ledger.mint(tx, body["targetWalletId"], money))
+        if ins.mode is SettlementMode.MODE_2:
+            lock = ledger.locks.get(tx)
+            if lock is None or lock.account != body["sourceWalletId"]:
+                raise LedgerRefused(f"no lock for {tx} on {body['sourceWalletId']}")
+            return (yield from ledger.burn_locked(tx))
+        return (yield from ledger.burn(tx, body["sourceWalletId"], money))

@@ -1,0 +1,181 @@
+"""The issuer conformance kit: the spec's mandatory scenarios against a real gateway.
+
+Public names: ``KitOptions``, ``KitUnusable``, ``RULES``, ``run_kit``.
+
+A world on virtual time holds one issuer, ``issuer under test``, whose profile derives the
+mode given (2 or 3) and whose gateway is the real one (``HttpGateway``); the engine's own
+conformance suite (``clearing_sim.sim.conformance``) then runs its synthetic transactions
+through it, exactly as ``POST /api/v1/issuers/{id}/conformance/run`` does for a simulated
+issuer. Rejection and silence are asked of the gateway through its provider-state set-up
+URL, or by trigger amounts it honours. Status webhooks reach a receiver on loopback and are
+verified with the signing secret the kit issued. Each scenario becomes a ``Check`` of the
+shared report (``clearing_sim.conformance.report``) with its evidence: every HTTP exchange
+of its transaction, every callback with its signature check, the verdict's facts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, cast
+
+from attrs import evolve, frozen
+
+from clearing_sim.conformance.report import Check, Evidence, Exchange, Report, Verdict
+from clearing_sim.domain.profile import SettlementMode
+from clearing_sim.domain.signing import verify
+from clearing_sim.gateway.callbacks import CallbackReceiver
+from clearing_sim.gateway.client import CallbackQueue, HttpGateway
+from clearing_sim.gateway.transport import Call, GatewayConfig, Transport, TransportProblem
+from clearing_sim.sim.conformance import ConformanceRun, ConformanceSuite, ScenarioStatus
+from clearing_sim.sim.examples import issuer_profile
+from clearing_sim.sim.world import World, WorldConfig
+
+__all__ = ["RULES", "KitOptions", "KitUnusable", "run_kit"]
+
+_CONTRACT = "spec, Issuer-side contract"
+RULES: dict[str, tuple[str, str]] = {
+    "happy_path_burn": ("happy path: a burn instruction completes and the redeem settles",
+                        f"{_CONTRACT}: conformance suite, happy path per instruction type"),
+    "happy_path_mint": ("happy path: a mint instruction completes and the swap settles",
+                        f"{_CONTRACT}: conformance suite, happy path per instruction type"),
+    "rejection_unwinds": ("explicit rejection: earmark cancelled, asset returned",
+                          "spec: REJECTED leads to automatic unwind"),
+    "silence_parks": ("silence beyond approvalSlaSeconds parks the transaction",
+                      "spec, Conformance: silence, parked exactly at the SLA"),
+    "idempotent_replay": ("replay with the same idempotency key answers the original",
+                          f"{_CONTRACT}: replaying the same key and body returns the original "
+                          "result and creates no second instruction"),
+    "callback_signatures": ("status webhooks verify with the issued signing secret",
+                            "spec, Authentication 8 and Events: signed like outgoing webhooks"),
+}
+_VERDICTS = {ScenarioStatus.PASSED: Verdict.PASS, ScenarioStatus.SKIPPED: Verdict.SKIP}
+
+
+class KitUnusable(Exception):
+    """Bad usage or an unreachable gateway: no verdict (exit 2)."""
+
+
+@frozen
+class KitOptions:
+    config: GatewayConfig
+    mode: SettlementMode = SettlementMode.MODE_3
+    approval_sla_s: int = 900
+    seed: int = 0
+    signed_webhooks: bool = True
+    callback_port: int = 0
+    wall_limit_s: float = 300.0
+
+
+def _probe(config: GatewayConfig) -> None:
+    """Refuse to start against a gateway that cannot be reached, or refuses our credentials."""
+    try:
+        transport = Transport(config)
+    except TransportProblem as problem:
+        raise KitUnusable(str(problem)) from None
+    try:
+        call = transport.request("GET", config.base + "/instructions/conformance-probe")
+    finally:
+        transport.close()
+    if call.error is not None:
+        raise KitUnusable(f"the gateway at {config.base} cannot be reached: {call.error}")
+    if call.status in (401, 403):
+        raise KitUnusable(f"the gateway at {config.base} refuses the kit's credentials "
+                          f"(HTTP {call.status}): check --bearer or the OAuth options")
+
+
+def _world(options: KitOptions, queue: CallbackQueue) -> tuple[World, HttpGateway]:
+    world = World(WorldConfig(seed=options.seed))
+    mode = 2 if options.mode is SettlementMode.MODE_2 else 3
+    feedback = ("SIGNED_WEBHOOK", "POLLABLE_RESOURCE") if options.signed_webhooks \
+        else ("POLLABLE_RESOURCE",)
+    profile = evolve(issuer_profile(mode, feedback=feedback,
+                                    approval_sla_s=options.approval_sla_s),
+                     api_base_url=options.config.base, refund_url=options.config.refund_url)
+    issuer = world.add_issuer("issuer under test", profile, ("GBPT",))
+    assert issuer.issuing_account is not None
+    gateway = HttpGateway(world, issuer.id, issuer.name, world.ledgers[profile.ledger],
+                          options.config, queue)
+    world.use_gateway(issuer.id, gateway, options.config.base)
+    return world, gateway
+
+
+def _run(world: World, gateway: HttpGateway, run: ConformanceRun, limit_s: float) -> None:
+    started = time.monotonic()
+    while run.completed_at_ms is None:
+        gateway.take_callbacks()
+        if world.env.peek() == float("inf"):
+            break
+        world.env.step()
+        if time.monotonic() - started > limit_s:
+            raise KitUnusable(f"the run took more than {limit_s:g} s of wall time; the "
+                              "gateway answers too slowly")
+
+
+def _exchange(call: Call) -> Exchange:
+    return Exchange(call.method, call.url, call.request_headers, call.request_body,
+                    call.status, call.response_headers, call.response_body, call.elapsed_ms,
+                    call.error)
+
+
+def _callback_notes(queue: CallbackQueue, secret: str) -> list[str]:
+    notes = []
+    for signature, raw, arrived in queue.received:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = {}
+        ok = verify(secret, signature, raw, arrived)
+        what = f"{body.get('instructionId')} {body.get('status')}" if isinstance(body, dict) \
+            else "(not JSON)"
+        notes.append(f"callback {what}: Service-Signature {signature or '(none)'} -> "
+                     f"{'verified' if ok else 'FAILED verification'}")
+    return notes
+
+
+def _checks(run: ConformanceRun, gateway: HttpGateway, queue: CallbackQueue) -> list[Check]:
+    checks = []
+    for result in run.scenarios:
+        title, rule = RULES[result.name]
+        verdict = _VERDICTS.get(result.status, Verdict.FAIL)
+        calls = [c for c in gateway.transport.calls if c.tag == result.transaction_id]
+        facts = {k: v for k, v in result.detail.items() if k not in ("summary",)}
+        notes = [str(result.detail.get("summary", result.status.value)),
+                 "facts: " + json.dumps(facts, sort_keys=True, default=str)]
+        if result.name == "callback_signatures":
+            notes += _callback_notes(queue, gateway.webhook_secret)
+        elapsed = 0.0 if result.started_at_ms is None or result.concluded_at_ms is None \
+            else float(result.concluded_at_ms - result.started_at_ms)
+        checks.append(Check(result.name, title, rule, verdict,
+                            Evidence(cast(Any, [_exchange(c) for c in calls]), cast(Any, notes)),
+                            "" if verdict is not Verdict.FAIL
+                            else str(result.detail.get("summary", "")), elapsed))
+    return checks
+
+
+def run_kit(options: KitOptions) -> Report:
+    """Run every mandatory scenario once; raise ``KitUnusable`` when no verdict is possible."""
+    config = options.config
+    _probe(config)
+    queue = CallbackQueue()
+    with CallbackReceiver(queue, port=options.callback_port) as receiver:
+        notes = [f"mode {options.mode.value}, approvalSlaSeconds {options.approval_sla_s} "
+                 "(virtual time)", f"status webhooks to {receiver.url}"]
+        world, gateway = _world(options, queue)
+        try:
+            if config.provider_states_url is not None and options.signed_webhooks:
+                call = gateway.transport.request("POST", config.provider_states_url, {
+                    "consumer": "clearing-sim", "action": "setup", "state": "callbacks go to",
+                    "params": {"webhookUrl": receiver.url,
+                               "signingSecret": gateway.webhook_secret}})
+                notes.append(f"provider state 'callbacks go to': {call.status or call.error}")
+            run = ConformanceSuite(world).start(gateway.issuer_id)
+            _run(world, gateway, run, options.wall_limit_s)
+            time.sleep(0.05)  # late callbacks still count as evidence
+            gateway.take_callbacks()
+        finally:
+            gateway.transport.close()
+    notes.append(f"world digest {world.log.digest()}")
+    return Report("issuer", config.base, cast(Any, _checks(run, gateway, queue)),
+                  cast(Any, notes))
+

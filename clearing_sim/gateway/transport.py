@@ -1,0 +1,226 @@
+"""The service's HTTP calls to one issuer gateway: mTLS, bearer or OAuth, bounded, recorded.
+
+Public names: ``Call``, ``GatewayConfig``, ``Transport``, ``TransportProblem``,
+``config_from_wire``.
+
+Every call has bounded timeouts and a bounded response size, and is recorded as a ``Call``
+(request and response, headers and bodies, elapsed wall time, or the error in plain words).
+OAuth 2.0 client credentials (Authentication 8): the token is fetched on the first call and
+again once ``expires_in`` (less 30 s) has passed; a static ``bearer`` is the simpler
+alternative (Authlib's httpx client was tried and left: Authlib 1.9 deprecates it).
+TLS failures are described by ``clearing_sim.tls.describe_tls_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+from attrs import field, frozen
+
+from clearing_sim.domain.instruction import Outcome
+from clearing_sim.tls import TlsProblem, client_context, describe_tls_error
+
+__all__ = ["Call", "GatewayConfig", "Transport", "TransportProblem", "config_from_wire"]
+
+RESPONSE_BYTES_MAX = 65_536
+
+
+class TransportProblem(Exception):
+    """The gateway cannot be called at all (bad TLS files, no token): bad set-up."""
+
+
+@frozen
+class GatewayConfig:
+    """How the service reaches one issuer's gateway (what onboarding gave it)."""
+
+    api_base_url: str
+    refund_url: str | None = None  # default {apiBaseUrl}/treasury/refunds
+    ca_file: Path | None = None  # the issuer's CA bundle
+    client_cert: Path | None = None  # the service's mTLS client certificate
+    client_key: Path | None = None
+    bearer: str | None = None
+    token_url: str | None = None  # OAuth 2.0 client credentials
+    client_id: str | None = None
+    client_secret: str | None = None
+    timeout_s: float = 5.0
+    response_bytes_max: int = RESPONSE_BYTES_MAX
+    patience_ms: int = 1_000  # wall time a read waits for an unchanged status to move
+    provider_states_url: str | None = None
+    triggers: dict[Outcome, Decimal] | None = None  # trigger amounts the sandbox honours
+    webhook_secret: str = "whsec_conformance"
+
+    @property
+    def base(self) -> str:
+        return self.api_base_url.rstrip("/")
+
+
+def config_from_wire(fields: dict[str, Any]) -> GatewayConfig:
+    """A ``GatewayConfig`` from the wire names of a world file's ``gateway`` (or the
+    operator route's body), already validated by their schema."""
+    def path(name: str) -> Path | None:
+        value = fields.get(name)
+        return None if value is None else Path(str(value))
+
+    def text(name: str) -> str | None:
+        value = fields.get(name)
+        return None if value is None else str(value)
+
+    return GatewayConfig(
+        str(fields["apiBaseUrl"]), text("refundUrl"), path("caFile"), path("clientCert"),
+        path("clientKey"), text("bearer"), text("tokenUrl"), text("clientId"),
+        text("clientSecret"), float(fields.get("timeoutSeconds", 5)),
+        patience_ms=int(fields.get("patienceMs", 1_000)),
+        provider_states_url=text("providerStatesUrl"),
+        webhook_secret=text("webhookSecret") or "whsec_conformance")
+
+
+@frozen
+class Call:
+    method: str
+    url: str
+    request_headers: tuple[tuple[str, str], ...] = ()
+    request_body: str = ""
+    status: int | None = None
+    response_headers: tuple[tuple[str, str], ...] = ()
+    response_body: str = ""
+    elapsed_ms: float = 0.0
+    error: str | None = None
+    tag: str | None = field(default=None, eq=False)  # the transaction it belongs to
+
+    def json(self) -> Any:
+        """The parsed body, or None when it is not JSON."""
+        try:
+            return json.loads(self.response_body)
+        except ValueError:
+            return None
+
+
+class _Token:
+    """OAuth 2.0 client credentials (RFC 6749 §4.4, client_secret_post): one access token,
+    reused until ``expires_in`` minus a leeway has passed, then fetched again."""
+
+    LEEWAY_S = 30.0
+
+    def __init__(self, config: GatewayConfig) -> None:
+        self.config = config
+        self.value: str | None = None
+        self.expires_at = 0.0
+
+    def header(self, client: httpx.Client) -> str | None:
+        """The Authorization value; raises ``httpx.HTTPError`` or ``ValueError``."""
+        if self.value is None or time.monotonic() >= self.expires_at:
+            self.fetch(client)
+        return f"Bearer {self.value}"
+
+    def fetch(self, client: httpx.Client) -> None:
+        assert self.config.token_url is not None
+        response = client.post(self.config.token_url, data={
+            "grant_type": "client_credentials", "client_id": self.config.client_id or "",
+            "client_secret": self.config.client_secret or ""},
+            headers={"Accept": "application/json"})
+        body = response.json() if response.status_code == 200 else None
+        token = body.get("access_token") if isinstance(body, dict) else None
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"the token endpoint answered HTTP {response.status_code}: "
+                             f"{response.text[:200]}")
+        ttl = body.get("expires_in") if isinstance(body, dict) else None
+        ttl_s = float(ttl) if isinstance(ttl, int | float) and not isinstance(ttl, bool) \
+            else 300.0
+        self.value = token
+        self.expires_at = time.monotonic() + max(ttl_s - self.LEEWAY_S, ttl_s / 2)
+
+
+class Transport:
+    """One HTTP client per gateway; ``request`` never raises for what the gateway does."""
+
+    def __init__(self, config: GatewayConfig,
+                 on_call: Callable[[Call], None] | None = None) -> None:
+        self.config = config
+        self.calls: list[Call] = []
+        self.on_call = on_call
+        https = config.base.startswith("https://")
+        try:
+            verify: Any = client_context(config.ca_file, config.client_cert,
+                                         config.client_key) if https else True
+        except TlsProblem as problem:
+            raise TransportProblem(str(problem)) from None
+        timeout = httpx.Timeout(config.timeout_s, connect=min(config.timeout_s, 5.0))
+        self.token = _Token(config) if config.token_url is not None else None
+        headers = {} if config.bearer is None else {"Authorization": f"Bearer {config.bearer}"}
+        # TCP_NODELAY: a request sent as two small writes must not wait for a delayed ACK
+        transport = httpx.HTTPTransport(verify=verify, socket_options=[
+            (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+        self.client = httpx.Client(transport=transport, timeout=timeout, headers=headers)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _describe(self, error: BaseException, url: str) -> str:
+        plain = describe_tls_error(error, client_cert_presented=self.config.client_cert
+                                   is not None, https=url.startswith("https://"))
+        if plain is not None:
+            return plain
+        if isinstance(error, httpx.TimeoutException):
+            return f"no answer within {self.config.timeout_s:g} s ({type(error).__name__})"
+        return f"{type(error).__name__}: {error}"
+
+    def _authorization(self, headers: dict[str, str]) -> str | None:
+        """Add the OAuth bearer token to ``headers``; a problem sentence if none comes."""
+        if self.token is None:
+            return None
+        try:
+            headers["Authorization"] = self.token.header(self.client) or ""
+        except (httpx.HTTPError, ValueError) as error:
+            reason = self._describe(error, self.config.token_url or "") \
+                if isinstance(error, httpx.HTTPError) else str(error)
+            return f"OAuth token request to {self.config.token_url} failed: {reason}"
+        return None
+
+    def request(self, method: str, url: str, body: dict[str, Any] | None = None,
+                tag: str | None = None) -> Call:
+        raw = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        started = time.perf_counter()
+        problem = self._authorization(headers)
+        call: Call
+        if problem is not None:
+            call = Call(method, url, tuple(headers.items()), raw.decode(), error=problem,
+                        tag=tag)
+        else:
+            call = self._send(method, url, raw, headers, started, tag)
+        self.calls.append(call)
+        if self.on_call is not None:
+            self.on_call(call)
+        return call
+
+    def _send(self, method: str, url: str, raw: bytes, headers: dict[str, str],
+              started: float, tag: str | None) -> Call:
+        limit = self.config.response_bytes_max
+        try:
+            with self.client.stream(method, url, content=raw or None,
+                                    headers=headers) as response:
+                sent = tuple(response.request.headers.items())
+                chunks, size = [], 0
+                for chunk in response.iter_bytes():
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > limit:
+                        break
+        except httpx.HTTPError as error:
+            return Call(method, url, tuple(headers.items()), raw.decode(),
+                        error=self._describe(error, url),
+                        elapsed_ms=(time.perf_counter() - started) * 1000, tag=tag)
+        elapsed = (time.perf_counter() - started) * 1000
+        text = b"".join(chunks)[:limit].decode("utf-8", "replace")
+        too_large = f"the response is larger than {limit} bytes" if size > limit else None
+        return Call(method, url, sent, raw.decode(), response.status_code,
+                    tuple(response.headers.items()), text, elapsed, too_large, tag)

@@ -1,0 +1,130 @@
+"""The issuer conformance kit against the reference gateway over loopback HTTP.
+
+Spec, "Issuer conformance suite": happy path per instruction type; explicit rejection with
+earmark cancelled and asset returned; silence beyond approvalSlaSeconds parks; replay with the
+same idempotency key; verification of callback signatures. Against ``issuer serve`` with mTLS
+and an OAuth bearer every scenario passes; against each ``--defect`` the scenarios that should
+catch it fail and the others pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from clearing_sim.conformance.cli import conformance
+from clearing_sim.gateway.reference import (
+    DEFECTS,
+    Defect,
+    GatewaySettings,
+    ReferenceIssuer,
+    create_app,
+)
+from clearing_sim.gateway.serving import ServerThread
+from clearing_sim.tls import CertBundle
+
+from .conftest import Served
+
+SCENARIOS = {"happy_path_burn", "happy_path_mint", "rejection_unwinds", "silence_parks",
+             "idempotent_replay", "callback_signatures"}
+
+
+def _kit(base_url: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(conformance, [
+        "issuer", "--api-base-url", base_url, "--patience-ms", "200",
+        "--provider-states-url", base_url + "/_pact/provider-states", "--json", *extra])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.output)
+
+
+def _failed(report: dict[str, Any]) -> set[str]:
+    return {c["id"] for c in report["checks"] if c["verdict"] == "fail"}
+
+
+def _mtls(certs: CertBundle) -> list[str]:
+    return ["--ca-file", str(certs.ca_cert), "--client-cert", str(certs.client_cert),
+            "--client-key", str(certs.client_key)]
+
+
+def test_every_mandatory_scenario_passes_over_mtls_with_an_oauth_token(
+        serve: type[Served], certs: CertBundle, tmp_path: Any) -> None:
+    gateway = serve("--tls-cert", str(certs.server_cert), "--tls-key", str(certs.server_key),
+                    "--client-ca", str(certs.ca_cert), "--oauth-client-id", "svc",
+                    "--oauth-client-secret", "s3cret")
+    assert gateway.base_url.startswith("https://127.0.0.1:")
+    junit, page = tmp_path / "kit.xml", tmp_path / "kit.html"
+    code, report = _kit(gateway.base_url, *_mtls(certs), "--token-url",
+                        gateway.base_url + "/oauth/token", "--client-id", "svc",
+                        "--client-secret", "s3cret", "--junit", str(junit),
+                        "--html", str(page))
+    assert code == 0, _failed(report)
+    assert {c["id"] for c in report["checks"]} == SCENARIOS
+    assert all(c["verdict"] == "pass" for c in report["checks"])
+    assert b"<testsuite" in junit.read_bytes()
+    assert "happy_path_burn" in page.read_text()
+    happy = next(c for c in report["checks"] if c["id"] == "happy_path_burn")
+    exchanges = happy["evidence"]["exchanges"]
+    assert any("/burn-instructions" in e["request"]["url"] for e in exchanges)
+    assert all(("Bearer ***" in json.dumps(e["request"])) for e in exchanges)
+    signatures = next(c for c in report["checks"] if c["id"] == "callback_signatures")
+    assert any("verified" in note for note in signatures["evidence"]["notes"])
+
+
+def test_mode_2_with_a_static_bearer_token_passes(serve: type[Served]) -> None:
+    gateway = serve("--mode", "2", "--bearer", "t0ken")
+    code, report = _kit(gateway.base_url, "--mode", "2", "--bearer", "t0ken")
+    assert code == 0, _failed(report)
+
+
+@pytest.fixture(scope="module")
+def threads() -> Iterator[dict[tuple[Defect, str], str]]:
+    """One reference gateway per defect (in the mode it shows in), in threads."""
+    running: dict[tuple[Defect, str], ServerThread] = {}
+    for defect, info in DEFECTS.items():
+        mode = info.modes[-1]
+        issuer = ReferenceIssuer(GatewaySettings(mode=mode, defects=frozenset({defect})))
+        running[(defect, mode)] = ServerThread(create_app(issuer)).start()
+    yield {key: server.base_url for key, server in running.items()}
+    for server in running.values():
+        server.stop()
+
+
+@pytest.mark.parametrize("defect", list(Defect), ids=[d.value for d in Defect])
+def test_each_defect_fails_exactly_the_scenarios_that_catch_it(
+        defect: Defect, threads: dict[tuple[Defect, str], str]) -> None:
+    info = DEFECTS[defect]
+    mode = info.modes[-1]
+    code, report = _kit(threads[(defect, mode)], "--mode", mode[-1])
+    assert code == 1
+    assert _failed(report) == set(info.catches), report
+
+
+def test_an_unreachable_gateway_is_exit_2() -> None:
+    result = CliRunner().invoke(conformance, [
+        "issuer", "--api-base-url", "http://127.0.0.1:9", "--triggers"])
+    assert result.exit_code == 2
+    assert "cannot be reached" in result.output
+
+
+def test_a_wrong_token_is_exit_2(serve: type[Served]) -> None:
+    gateway = serve("--bearer", "right")
+    result = CliRunner().invoke(conformance, [
+        "issuer", "--api-base-url", gateway.base_url, "--bearer", "wrong", "--triggers"])
+    assert result.exit_code == 2
+    assert "refuses the kit's credentials" in result.output
+
+
+def test_trigger_values_arm_rejection_and_silence_without_provider_states(
+        serve: type[Served]) -> None:
+    gateway = serve("--webhook-secret", "whsec_conformance_kit")
+    result = CliRunner().invoke(conformance, [
+        "issuer", "--api-base-url", gateway.base_url, "--triggers", "--no-webhooks",
+        "--patience-ms", "200", "--json"])
+    report = json.loads(result.output)
+    assert result.exit_code == 0, _failed(report)
+    skipped = {c["id"] for c in report["checks"] if c["verdict"] == "skip"}
+    assert skipped == {"callback_signatures"}

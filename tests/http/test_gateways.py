@@ -1,0 +1,286 @@
+"""Real issuers in the shim: an issuer put on its real gateway (the reference gateway over
+real HTTP) settles redeems and a swap in Modes 2 and 3; its status webhooks arrive at
+``/issuer-webhooks/{issuerId}`` and are only prompts; forged ones are dropped and ignored.
+
+Spec, "Issuer-side contract" (status webhooks signed like outgoing webhooks; "a delivery
+unsigned or with a wrong signature is dropped, logged and not retried"; the service calls
+GET /instructions/{id} after every delivery before acting) and Authentication 8.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from attrs import define
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from clearing_sim.domain.signing import signature_header
+from clearing_sim.gateway.reference import (
+    Defect,
+    GatewaySettings,
+    ReferenceIssuer,
+)
+from clearing_sim.gateway.reference import (
+    create_app as reference_app,
+)
+from clearing_sim.gateway.serving import ServerThread
+from clearing_sim.http import ServeOptions, create_app
+from clearing_sim.http.cli import load_world
+
+from .conftest import OP, TOKEN, Client, issuer_body, redeem_body
+
+
+@define
+class Party:
+    id: str
+    key: str
+    asset: dict[str, str] | None
+    admin: str = ""
+
+
+@define
+class Stage:
+    shim: httpx.Client
+    base: str
+    issuers: dict[int, Party]
+    member: Party
+
+    def op(self, method: str, url: str, body: Any = None) -> httpx.Response:
+        return self.shim.request(method, url, headers=OP, json=body)
+
+    def initiate(self, body: dict[str, Any]) -> str:
+        response = self.shim.post("/api/v1/transactions", json=body,
+                                  headers={"Authorization": f"Bearer {self.member.key}"})
+        assert response.status_code == 201, response.text
+        return str(response.json()["data"]["id"])
+
+    def tx(self, tx_id: str) -> dict[str, Any]:
+        response = self.shim.get(f"/api/v1/transactions/{tx_id}",
+                                 headers={"Authorization": f"Bearer {self.member.key}"})
+        return dict(response.json()["data"])
+
+    def settle_all(self, ids: list[str], rounds: int = 70) -> list[dict[str, Any]]:
+        """Advance 15 virtual seconds at a time until every transaction is terminal, 30 ms
+        of wall time apart: a webhook-only issuer's callbacks (the saga's only prompt) reach
+        the shim between advances, as they would under a realtime clock."""
+        for _ in range(rounds):
+            time.sleep(0.03)
+            txs = [self.tx(i) for i in ids]
+            if all(t["terminal"] for t in txs):
+                return txs
+            assert self.op("POST", "/sim/v1/clock/advance", {"seconds": 15}).status_code == 200
+        return [self.tx(i) for i in ids]
+
+    def log(self, kind: str) -> list[dict[str, Any]]:
+        response = self.op("GET", f"/sim/v1/log?kind={kind}&limit=1000")
+        return list(response.json()["data"])
+
+
+def _add(stage_shim: httpx.Client, body: dict[str, Any]) -> Party:
+    response = stage_shim.post("/sim/v1/participants", headers=OP, json=body)
+    assert response.status_code == 201, response.text
+    data = response.json()["data"]
+    return Party(data["participantId"], data["apiKey"],
+                 data["assets"][0] if data["assets"] else None, data["adminToken"])
+
+
+def _start(defects: dict[int, frozenset[Defect]]) -> Iterator[Stage]:
+    shim_server = ServerThread(create_app(ServeOptions(operator_token=TOKEN, seed=3))).start()
+    gateways: list[ServerThread] = []
+    try:
+        with httpx.Client(base_url=shim_server.base_url, timeout=30) as shim:
+            issuers = {2: _add(shim, issuer_body("Ether Pound", "GBPE", "evm")),
+                       3: _add(shim, issuer_body("Sol Quid", "GBPQ", "solana"))}
+            member = _add(shim, {"kind": "clearing_member", "name": "Northbank",
+                                 "wallets": {"GBPE": "1000.00", "GBPQ": "1000.00"}})
+            stage = Stage(shim, shim_server.base_url, issuers, member)
+            for mode, issuer in issuers.items():
+                secret = f"whsec_issuer_{mode}"
+                settings = GatewaySettings(
+                    seed=mode, mode=f"MODE_{mode}", step_ms=5,
+                    webhook_url=f"{shim_server.base_url}/issuer-webhooks/{issuer.id}",
+                    signing_secret=secret, defects=defects.get(mode, frozenset()))
+                gateway = ServerThread(reference_app(ReferenceIssuer(settings))).start()
+                gateways.append(gateway)
+                put = stage.op("PUT", f"/sim/v1/operator/issuers/{issuer.id}/gateway", {
+                    "apiBaseUrl": gateway.base_url, "webhookSecret": secret,
+                    "patienceMs": 200,
+                    "providerStatesUrl": gateway.base_url + "/_pact/provider-states"})
+                assert put.status_code == 200, put.text
+                assert put.json()["data"]["webhookPath"] == f"/issuer-webhooks/{issuer.id}"
+            yield stage
+    finally:
+        for gateway in gateways:
+            gateway.stop()
+        shim_server.stop()
+
+
+@pytest.fixture
+def stage() -> Iterator[Stage]:
+    yield from _start({})
+
+
+@pytest.fixture
+def forging_stage() -> Iterator[Stage]:
+    yield from _start({2: frozenset({Defect.WRONG_SECRET_CALLBACKS})})
+
+
+def test_redeems_and_a_swap_settle_through_real_gateways_in_modes_2_and_3(
+        stage: Stage) -> None:
+    e, q = stage.issuers[2].asset, stage.issuers[3].asset
+    assert e is not None and q is not None
+    ids = [stage.initiate(redeem_body(e, "100.00", "INV-2")),
+           stage.initiate(redeem_body(q, "50.00", "INV-3")),
+           stage.initiate({"useCase": "swap", "paymentReference": "SWP-1",
+                           "source": {"amount": "10.00", "asset": e},
+                           "target": {"amount": "10.00", "asset": q}})]
+    txs = stage.settle_all(ids)
+    assert [t["lifecycleStatus"] for t in txs] == ["settled"] * 3, txs
+    balances = stage.op("GET", f"/sim/v1/balances?participantId={stage.member.id}")
+    wallets = balances.json()["data"]["wallets"]
+    minted = Decimal(txs[2]["target"]["amount"]["amount"])  # the swap's target, after its fee
+    assert wallets == {"GBPE": "890.00", "GBPQ": f"{Decimal('950.00') + minted:.2f}"}
+    calls = stage.log("issuer.http")
+    urls = [c["fields"]["url"] for c in calls]
+    assert any(u.endswith("/burn-instructions") for u in urls)
+    assert any(u.endswith("/mint-instructions") for u in urls)
+    assert any(u.endswith("/execute") for u in urls)  # Mode 2's irrevocable signal
+    webhooks = stage.log("issuer.webhook")
+    assert webhooks and all(w["fields"]["verified"] for w in webhooks)
+
+
+def test_forged_status_webhooks_are_dropped_and_change_nothing(forging_stage: Stage) -> None:
+    stage = forging_stage
+    issuer = stage.issuers[2]
+    assert issuer.asset is not None
+    tx_id = stage.initiate(redeem_body(issuer.asset, "100.00", "INV-F"))
+    stage.op("POST", "/sim/v1/clock/advance", {"seconds": 5})
+    raw = b'{"instructionId":"x","status":"COMPLETED","onchain":{"txHash":"00","ledgerSequence":1}}'
+    forged = stage.shim.post(f"/issuer-webhooks/{issuer.id}", content=raw, headers={
+        "Service-Signature": signature_header("whsec_guess", 1_767_225_600, raw)})
+    unsigned = stage.shim.post(f"/issuer-webhooks/{issuer.id}", content=raw)
+    assert forged.status_code == 401 and unsigned.status_code == 401
+    [tx] = stage.settle_all([tx_id])
+    # Mode 2 with SIGNED_WEBHOOK only: no valid prompt ever came, so the saga never read the
+    # instruction, never sent execute, and parked at exactly approvalSlaSeconds.
+    assert tx["lifecycleStatus"] == "failed" and tx["parked"], tx
+    webhooks = stage.log("issuer.webhook")
+    assert webhooks and not any(w["fields"]["verified"] for w in webhooks)
+    assert all(w["fields"]["outcome"] == "dropped" for w in webhooks)
+    reads = [c for c in stage.log("issuer.http") if "/instructions/" in c["fields"]["url"]]
+    assert reads == []
+
+
+def test_the_issuer_conformance_route_runs_the_suite_on_a_real_gateway(stage: Stage) -> None:
+    """POST /api/v1/issuers/{id}/conformance/run on an issuer on its real gateway: the same
+    suite, armed through the gateway's provider-state set-up URL."""
+    issuer = stage.issuers[3]
+    admin = {"Authorization": f"Bearer {issuer.admin}"}
+    started = stage.shim.post(f"/api/v1/issuers/{issuer.id}/conformance/run", headers=admin)
+    assert started.status_code == 202, started.text
+    for _ in range(80):
+        time.sleep(0.02)
+        results = stage.shim.get(f"/api/v1/issuers/{issuer.id}/conformance/results",
+                                 headers=admin).json()["data"]
+        if results["status"] == "completed":
+            break
+        stage.op("POST", "/sim/v1/clock/advance", {"seconds": 15})
+    verdicts = {s["name"]: s["status"] for s in results["scenarios"]}
+    assert results["passed"] is True, verdicts
+    assert verdicts["rejection_unwinds"] == "passed" and verdicts["silence_parks"] == "passed"
+    armed = stage.log("issuer.armed")
+    assert {a["fields"]["via"] for a in armed} == {"provider-state"}
+
+
+WORLD = """\
+world: {seed: 5}
+members:
+  northbank: {wallets: {GBPQ: "100.00"}}
+issuers:
+  solquid:
+    name: Sol Quid
+    rtgs: "1000000.00"
+    assets: [GBPQ]
+    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: true,
+              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
+              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: solana, apiBaseUrl: "%(url)s"}
+    gateway: {apiBaseUrl: "%(url)s", bearer: t0ken, patienceMs: 200}
+"""
+
+
+def test_a_world_file_puts_an_issuer_on_its_real_gateway(tmp_path: Path) -> None:
+    """The world file's ``gateway`` field: the staged issuer's saga calls go over HTTP."""
+    from clearing_sim.gateway.reference.app import Auth
+
+    issuer = ReferenceIssuer(GatewaySettings(mode="MODE_3", step_ms=5))
+    with ServerThread(reference_app(issuer, Auth(bearer="t0ken"))) as gateway:
+        path = tmp_path / "world.yaml"
+        path.write_text(WORLD % {"url": gateway.base_url})
+        client = Client(create_app(ServeOptions(operator_token=TOKEN),
+                                   scenario=load_world(str(path))))
+        try:
+            staged = {s.key: s for s in client.sim.staged}
+            asset = {"code": "GBPQ", "issuer": str(staged["solquid"].participant.assets[0]
+                                                   .issuer)}
+            auth = {"Authorization": f"Bearer {staged['northbank'].api_key}"}
+            made = client.post("/api/v1/transactions", headers=auth,
+                               json=redeem_body(asset, "40.00", "INV-W"))
+            assert made.status_code == 201, made.text
+            tx_id = made.json()["data"]["id"]
+            client.advance(120)
+            tx = client.get(f"/api/v1/transactions/{tx_id}", headers=auth).json()["data"]
+        finally:
+            client.close()
+    assert tx["lifecycleStatus"] == "settled", tx
+    assert len(issuer.instructions) == 1
+
+
+@pytest.fixture(scope="module")
+def fuzz_client() -> Iterator[tuple[Client, str]]:
+    client = Client(create_app(ServeOptions(operator_token=TOKEN, seed=4)))
+    response = client.op("POST", "/sim/v1/participants",
+                         issuer_body("Ether Pound", "GBPE", "evm"))
+    yield client, response.json()["data"]["participantId"]
+    client.close()
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["apiBaseUrl", "caFile", "bearer", "tokenUrl", "patienceMs",
+                         "timeoutSeconds", "webhookSecret", "instructionId", "status", "x"]),
+        inner, max_size=4), max_leaves=8)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.one_of(_JSON_VALUES.map(json.dumps), st.text(max_size=60)),
+       signature=st.one_of(st.none(), st.text(st.characters(min_codepoint=32,
+                                                            max_codepoint=126), max_size=60)),
+       suffix=st.sampled_from(["", "/x", "/", "/%0A"]))
+def test_no_issuer_webhook_makes_a_5xx_or_a_prompt(fuzz_client: tuple[Client, str],
+                                                   body: str, signature: str | None,
+                                                   suffix: str) -> None:
+    client, issuer_id = fuzz_client
+    headers = {} if signature is None else {"Service-Signature": signature}
+    response = client.post(f"/issuer-webhooks/{issuer_id}{suffix}", content=body.encode(),
+                           headers=headers)
+    assert response.status_code in (401, 404), response.text
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.one_of(_JSON_VALUES.map(json.dumps), st.text(max_size=60)))
+def test_no_gateway_body_makes_a_5xx(fuzz_client: tuple[Client, str], body: str) -> None:
+    client, issuer_id = fuzz_client
+    response = client.request("PUT", f"/sim/v1/operator/issuers/{issuer_id}/gateway",
+                              content=body.encode(), headers=OP)
+    assert response.status_code < 500, response.text
