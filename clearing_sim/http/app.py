@@ -15,8 +15,9 @@ body.
 Hostile input is answered before it costs memory (docs/semantics.md): a request whose
 answer cannot depend on its body (a route that needs a credential it does not present
 validly, the operator surface without its token, any path outside the two surfaces) is
-answered without reading the body at all; any other body is read to at most
-``READ_LIMIT_BYTES`` (the API's 1 MiB and one byte more, so the API answers its own 413).
+answered without reading the body at all (a real issuer's webhook, signed over its body,
+is read); any other body is read to at most ``READ_LIMIT_BYTES`` (the API's 1 MiB and one
+byte more, so the API answers its own 413).
 Header values are read as UTF-8 (latin-1 when they are not), so a limit in characters
 counts characters.
 """
@@ -100,6 +101,8 @@ class Shim:
             except DomainError:
                 return True
             return False
+        if _prefixed(path, WEBHOOK_PREFIX):  # signed over its body: the body is the check
+            return request.method != "POST"
         if not _prefixed(path, "/api/v1"):
             return True
         try:
