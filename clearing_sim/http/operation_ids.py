@@ -48,6 +48,7 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("POST", "/sim/v1/operator/transactions/{id}/resolve"): "resolveParkedTransaction",
     ("GET", "/sim/v1/operator/issuers/{issuerId}/behaviour"): "getIssuerBehaviour",
     ("PUT", "/sim/v1/operator/issuers/{issuerId}/behaviour"): "setIssuerBehaviour",
+    ("PUT", "/sim/v1/operator/issuers/{issuerId}/gateway"): "putIssuerOnRealGateway",
     ("PUT", "/sim/v1/receivers"): "setReceiver",
     ("POST", "/sim/v1/participants"): "addParticipant",
     ("GET", "/sim/v1/participants"): "listParticipants",
