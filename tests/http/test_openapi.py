@@ -22,6 +22,7 @@ from clearing_sim.domain.initiation import AssetRef, InitiateRequest, LegRequest
 from clearing_sim.domain.transaction import UseCase
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.openapi import API_OPERATIONS, OPERATOR_OPERATIONS, document
+from clearing_sim.http.operation_ids import operation_id
 from clearing_sim.http.operator import OPERATOR_ROUTES
 from clearing_sim.service.routes import ROUTES
 from clearing_sim.sim.examples import issuer_profile
@@ -147,8 +148,9 @@ def test_the_document_links_created_resources_to_their_operations() -> None:
     paths = document()["paths"]
     created = paths["/api/v1/transactions"]["post"]["responses"]["201"]["links"]
     assert {link["operationId"] for link in created.values()} == {
-        "getApiV1TransactionsId", "postApiV1TransactionsIdCancel",
-        "getApiV1TransactionsIdRecoveryStatus"}
+        operation_id("GET", "/api/v1/transactions/{id}"),
+        operation_id("POST", "/api/v1/transactions/{id}/cancel"),
+        operation_id("GET", "/api/v1/transactions/{id}/recovery-status")}
     page = paths["/api/v1/transactions"]["get"]["responses"]["200"]["links"]["nextPage"]
     assert page["parameters"] == {"query.cursor": "$response.body#/meta/nextCursor"}
 
