@@ -1,6 +1,7 @@
 """Shared Hypothesis strategies: money amounts, wire amounts and issuer profile bodies.
 
-Public names: ``amounts``, ``wire_amounts``, ``urls``, ``profile_bodies``, ``BAD_PROFILE_VALUES``.
+Public names: ``amounts``, ``wire_amounts``, ``urls``, ``profile_bodies``, ``BAD_PROFILE_VALUES``,
+``hostile_texts``, ``hostile_json``, ``hostile_bodies``.
 
 Profile bodies use the wire field names of the spec's "Issuer capability profile" table and are
 always valid; tests that need an invalid body mutate one with ``BAD_PROFILE_VALUES``.
@@ -8,12 +9,14 @@ always valid; tests that need an invalid body mutate one with ``BAD_PROFILE_VALU
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from typing import Any
 
 from hypothesis import strategies as st
 
-__all__ = ["BAD_PROFILE_VALUES", "amounts", "profile_bodies", "urls", "wire_amounts"]
+__all__ = ["BAD_PROFILE_VALUES", "amounts", "hostile_bodies", "hostile_json", "hostile_texts",
+           "profile_bodies", "urls", "wire_amounts"]
 
 
 def amounts(places: int = 2, min_value: str | None = None,
@@ -91,3 +94,48 @@ BAD_PROFILE_VALUES: dict[str, list[Any]] = {
     "webhookUrl": ["mailto:ops@issuer.example", "//issuer.example/hooks", "", 7],
     "refundUrl": ["/treasury/refunds", "https://", 0.5],
 }
+
+
+# hostile input (issue 14) ----------------------------------------------------------------
+_ODD_TEXTS = ["\ud800", "Evil\ud800", "\udfff\ud800", "e\u0301", "\u0000", "\ufeff",
+              "\u202e", "é" * 300, "9" * 5000, "", " ", "\n", "💷", "a\udc80b"]
+
+
+def hostile_texts(max_size: int = 30) -> st.SearchStrategy[str]:
+    """Text with lone surrogates, unnormalised and control characters among ordinary ones."""
+    chars = st.characters(codec=None) | st.characters(categories=["Cs"]) \
+        | st.sampled_from(["\u0301", "\u0000", "é", "e"])
+    return st.text(chars, max_size=max_size) | st.sampled_from(_ODD_TEXTS)
+
+
+def hostile_json(max_leaves: int = 12) -> st.SearchStrategy[Any]:
+    """JSON values of every type with hostile strings, keys and numbers."""
+    scalars = (st.none() | st.booleans() | st.integers(-10**40, 10**40)
+               | st.floats(allow_nan=False, allow_infinity=False) | hostile_texts())
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                        | st.dictionaries(hostile_texts(12), inner, max_size=5),
+                        max_leaves=max_leaves)
+
+
+_RAW = [b"{", b"\xff", b"[" * 3000, b'{"a":' * 3000, b'{"a":1,"a":2}',
+        b'{"n":' + b"9" * 5000 + b"}", b'{"x":NaN}', b'{"x":1e999999}', b"\xed\xa0\x80",
+        b'{"organisationName":"Evil\\ud800"}', b'{"paymentReference":"\\udfff"}',
+        b'"just a string"', b"null", b"  ", b'{"a":"\\u0000"}']
+
+
+def hostile_bodies(valid: st.SearchStrategy[dict[str, Any]] | None = None
+                   ) -> st.SearchStrategy[bytes]:
+    """Raw bodies: fixed hostile ones, arbitrary JSON (surrogates escaped, as an attacker
+    sends them) and, given ``valid``, valid bodies with one field made hostile."""
+    encoded = hostile_json().map(lambda v: json.dumps(v).encode())
+    found = st.sampled_from(_RAW) | encoded
+    if valid is not None:
+        found = found | st.builds(_poison, valid, hostile_json(4), st.integers(0, 99))
+    return found
+
+
+def _poison(body: dict[str, Any], value: Any, choice: int) -> bytes:
+    if body:
+        names = sorted(body)
+        body = {**body, names[choice % len(names)]: value}
+    return json.dumps(body).encode()

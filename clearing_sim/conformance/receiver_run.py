@@ -5,8 +5,9 @@ Public names: ``KitShim``, ``run_receiver_kit``, ``shim_api_key``.
 The kit serves a fresh world of its own (manual clock, the given seed) with the kit's cast
 (``add_cast``: a member holding an issuer-backed asset) under uvicorn, on the same event
 loop as the battery, so the receiver's fetches are served while the kit waits for its
-answers. The member's API key depends only on the seed (the world's id streams), so a
-receiver can be configured before the kit runs (``shim_api_key``, printed by
+answers. The member's API key depends only on the seed (the world's id streams; the kit's
+shim is served with ``seed_only_keys``, unlike ``clearing-sim serve``), so a receiver can be
+configured before the kit runs (``shim_api_key``, printed by
 ``clearing-sim conformance receiver --show-shim``).
 """
 
@@ -41,7 +42,8 @@ class KitShim:
 
 
 def _app(seed: int, operator_token: str) -> tuple[Starlette, str]:
-    app = create_app(ServeOptions(operator_token=operator_token, seed=seed))
+    app = create_app(ServeOptions(operator_token=operator_token, seed=seed,
+                                  seed_only_keys=True))
     sim = app.state.sim
     key = add_cast(sim.world, lambda pid: sim.api.credentials.issue_api_key(pid)[1])
     return app, key

@@ -118,6 +118,10 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("malformed_json", "the body is not a JSON document"),
             ("receiver_unreachable", "the receiver under test gave no HTTP answer"),
             ("invalid_body", "the body is not a JSON object"),
+            ("malformed_http_request", "the request is not valid HTTP/1.1 (answered by the "
+                                       "HTTP server before any route)"),
+            ("invalid_string", "a string in the request is not canonical: a lone surrogate "
+                               "or text not in Unicode Normalization Form C"),
             ("required", "a required field is missing"),
             ("invalid_type", "a field has the wrong JSON type"),
             ("invalid_value", "a field's value is not one of those allowed, or out of bounds"),
@@ -133,6 +137,7 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("invalid_query", "a query parameter is malformed or out of bounds"),
             ("invalid_cursor", "a list cursor was not issued by this service"),
             ("idempotency_key_too_long", "the Idempotency-Key header exceeds 256 characters"),
+            ("idempotency_key_empty", "the Idempotency-Key header is empty"),
             ("unsupported_version", "the Service-Version header names no supported version"),
             ("unknown_asset", "no asset with this code and issuer"),
             ("issued_asset_required", "the side must be an issued asset with its issuer"),
@@ -212,14 +217,16 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
 
 #: When several refusals apply to one request, the first of these decides the answer.
 PRECEDENCE: tuple[str, ...] = (
+    "request text: path, query and headers canonical strings (400 invalid_string)",
     "route (404 route_not_found, 405 method_not_allowed)",
     "Service-Version (400 unsupported_version)",
     "environment (503 sandbox_unavailable)",
     "authentication (401)",
     "capability (403 missing_capability)",
-    "Idempotency-Key length (400 idempotency_key_too_long)",
-    "body size (413), then idempotency replay or conflict (409 idempotency_key_reused)",
-    "body syntax and fields (400), every problem listed, the first deciding",
+    "Idempotency-Key (400 idempotency_key_empty, idempotency_key_too_long)",
+    "body size (413) and syntax (400 malformed_json, invalid_string), on mutating routes",
+    "idempotency replay or conflict (409 idempotency_key_reused)",
+    "body fields (400), every problem listed, the first deciding",
     "scope (404 for transactions and conformance targets, 403 for own-participant routes)",
     "agent mandate (403 agent_*)",
     "state (409)",

@@ -11,8 +11,17 @@ the same world and the same requests; ``/sim/v1/…`` is the operator surface (w
 until the entry is on disk: ``clearing_sim.http.recorder``);
 ``GET /openapi.json`` the OpenAPI document. Any other path is 404 ``route_not_found``
 without touching the world (a browser's ``/favicon.ico`` must not change a run's log). A 405
-also carries ``Allow`` (RFC 9110). A body over ``READ_LIMIT_BYTES`` is not read to its end:
-413 ``payload_too_large`` at once (the API's own limit, 1 MiB, is the API's to answer).
+also carries ``Allow`` (RFC 9110); ``HEAD`` on a ``GET`` route is that ``GET`` without its
+body.
+
+Hostile input is answered before it costs memory (docs/semantics.md): a request whose
+answer cannot depend on its body (a route that needs a credential it does not present
+validly, the operator surface without its token, any path outside the two surfaces) is
+answered without reading the body at all (a real issuer's webhook, signed over its body,
+is read); any other body is read to at most ``READ_LIMIT_BYTES`` (the API's 1 MiB and one
+byte more, so the API answers its own 413).
+Header values are read as UTF-8 (latin-1 when they are not), so a limit in characters
+counts characters.
 """
 
 from __future__ import annotations
@@ -28,16 +37,10 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from clearing_sim.domain.errors import (
-    DomainError,
-    MethodNotAllowed,
-    NotAllowed,
-    NotFound,
-    PayloadTooLarge,
-)
+from clearing_sim.domain.errors import DomainError, MethodNotAllowed, NotAllowed, NotFound
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.delivery import RealDeliveries, RealOutcome
-from clearing_sim.http.gateways import WEBHOOK_PREFIX, issuer_webhook
+from clearing_sim.http.gateways import WEBHOOK_PREFIX, receive_issuer_webhook
 from clearing_sim.http.openapi import document
 from clearing_sim.http.operator import OPERATOR_ROUTES, OperatorSurface
 from clearing_sim.http.options import ClockMode, ServeOptions
@@ -47,12 +50,12 @@ from clearing_sim.scenario.model import Scenario
 from clearing_sim.service import envelope
 from clearing_sim.service.body import BODY_BYTES_MAX
 from clearing_sim.service.messages import Request, Response, encode_json
-from clearing_sim.service.routes import ROUTES
+from clearing_sim.service.routes import ROUTES, match
 from clearing_sim.sim.receivers import Arrival
 
 __all__ = ["READ_LIMIT_BYTES", "Shim", "create_app"]
 
-READ_LIMIT_BYTES = 16 * BODY_BYTES_MAX
+READ_LIMIT_BYTES = BODY_BYTES_MAX + 1
 _JSON = (("Content-Type", "application/json"),)
 _log = logging.getLogger("clearing_sim.http")
 
@@ -78,10 +81,11 @@ class Shim:
         self.openapi = encode_json(document())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = await _read(scope, receive)
+        request = _head(scope)
         try:
-            response = await self.respond(request) if isinstance(request, Request) \
-                else self._refusal(request)
+            if not self._body_unread(request):
+                request = await _read(request, receive)
+            response = await self.respond(request)
         except Exception:  # a bug, not bad input: say so in the envelope, log the traceback
             _log.exception("unexpected failure answering %s %s", scope["method"],
                            scope["path"])
@@ -91,7 +95,35 @@ class Shim:
                 "meta": {"commandId": self.sim.command_id()}}))
         await _write(send, response, head=scope["method"] == "HEAD")
 
+    def _body_unread(self, request: Request) -> bool:
+        """Whether the answer is known without the body (then it is never read)."""
+        path = request.path
+        if _prefixed(path, "/sim/v1"):
+            try:
+                self.operator.authenticate(request.header("Authorization"))
+            except DomainError:
+                return True
+            return False
+        if _prefixed(path, WEBHOOK_PREFIX):  # signed over its body: the body is the check
+            return request.method != "POST"
+        if not _prefixed(path, "/api/v1"):
+            return True
+        try:
+            route, _ = match(request.method, path)
+        except DomainError:
+            return True
+        if route.public:
+            return False
+        try:
+            self.sim.api.credentials.authenticate(request.header("Authorization"))
+        except DomainError:
+            return True
+        return False
+
     async def respond(self, request: Request) -> Response:
+        if request.method == "HEAD":  # a GET without its body (_write leaves it out)
+            request = Request("GET", request.path, request.query, request.headers,
+                              request.body)
         path = request.path
         if _prefixed(path, "/api/v1"):
             await self.clock.catch_up()
@@ -111,17 +143,29 @@ class Shim:
             response = self._refusal(NotFound.one(None, "route_not_found",
                                                   f"no route {path[:200]}"))
         if response.status == 405:
-            allow = ", ".join(dict.fromkeys(_allowed(path)))
+            methods = _allowed(path)
+            allow = ", ".join(dict.fromkeys(methods + (["HEAD"] if "GET" in methods else [])))
             response = Response(405, (*response.headers, ("Allow", allow)), response.body)
         return response
 
     async def _api(self, request: Request) -> Response:
+        """A read under the world lock (between an advance's slices); a write through the
+        clock, which holds it until no advance is running events. Either is journaled in
+        the same hold (a read is logged too), and answered once it is on disk."""
         journal = self.sim.journal
-        async with self.sim.world_lock:
+
+        async def apply() -> Response:
             at_ms = self.sim.world.now_ms
             response = self.sim.api.handle(request)
             if journal is not None:
                 journal.api(request, response, at_ms)
+            return response
+
+        if request.method in ("GET", "HEAD"):
+            async with self.sim.world_lock:
+                response = await apply()
+        else:
+            response = await self.clock.write(apply)
         if journal is not None:
             await journal.durable()  # the answer is sent only once its request is on disk
         return response
@@ -141,10 +185,19 @@ class Shim:
         return response
 
     async def _issuer(self, request: Request) -> Response:
-        response = await issuer_webhook(self.sim, request)
+        """A real issuer's status webhook: a write (it waits for an advance's events, like
+        any other), journaled in the same hold."""
         journal = self.sim.journal
-        if journal is not None and request.method == "POST" and response.status in (202, 401):
-            journal.issuer(request, response, self.sim.world.now_ms)  # no await before: order
+
+        async def apply() -> Response:
+            response = receive_issuer_webhook(self.sim, request)
+            if journal is not None and request.method == "POST" \
+                    and response.status in (202, 401):
+                journal.issuer(request, response, self.sim.world.now_ms)
+            return response
+
+        response = await self.clock.write(apply)
+        if journal is not None:
             await journal.durable()
         return response
 
@@ -168,29 +221,38 @@ class _Everything:
             await self.app(scope, receive, send)
 
 
-async def _read(scope: Scope, receive: Receive) -> Request | DomainError:
-    chunks: list[bytes] = []
-    size = 0
-    more = True
-    while more:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > READ_LIMIT_BYTES:
-            return PayloadTooLarge.one(None, "payload_too_large",
-                                       f"the body is over {READ_LIMIT_BYTES} bytes; the API "
-                                       f"takes at most {BODY_BYTES_MAX}")
-        chunks.append(chunk)
-        more = bool(message.get("more_body", False))
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _head(scope: Scope) -> Request:
+    """The request without its body (not read yet)."""
     raw_path = scope.get("raw_path") or str(scope["path"]).encode()
     path = bytes(raw_path).split(b"?", 1)[0].decode("latin-1")
     query = bytes(scope.get("query_string", b"")).decode("latin-1")
-    headers = tuple((bytes(k).decode("latin-1"), bytes(v).decode("latin-1"))
+    headers = tuple((bytes(k).decode("latin-1"), _text(bytes(v)))
                     for k, v in scope.get("headers", ()))
     return Request(str(scope["method"]).upper(), path,
-                   tuple(parse_qsl(query, keep_blank_values=True)), headers, b"".join(chunks))
+                   tuple(parse_qsl(query, keep_blank_values=True)), headers)
+
+
+async def _read(head: Request, receive: Receive) -> Request:
+    """The request with its body, read to at most ``READ_LIMIT_BYTES``."""
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more and size < READ_LIMIT_BYTES:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")[:READ_LIMIT_BYTES - size]
+        size += len(chunk)
+        chunks.append(chunk)
+        more = bool(message.get("more_body", False))
+    return Request(head.method, head.path, head.query, head.headers, b"".join(chunks))
 
 
 async def _write(send: Send, response: Response, *, head: bool) -> None:

@@ -27,8 +27,9 @@ from clearing_sim.http.app import create_app
 from clearing_sim.http.delivery import RealOutcome
 from clearing_sim.http.journal_cli import read_existing, start_journal
 from clearing_sim.http.options import ClockMode, ServeOptions
+from clearing_sim.http.protocol import EnvelopeH11Protocol
 from clearing_sim.scenario.errors import ScenarioError
-from clearing_sim.scenario.loader import parse_scenario
+from clearing_sim.scenario.loader import check_size, parse_scenario
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import StepFailed
 from clearing_sim.sim.receivers import Arrival
@@ -46,6 +47,8 @@ def load_world(path: str) -> Scenario:
     may be left out (a name and an empty step are supplied after the last line, so every
     problem keeps its line number). ``ScenarioError`` if it cannot be used."""
     file = Path(path)
+    if file.is_file():
+        check_size(file, path)
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -201,7 +204,7 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
                    "use the API keys and secrets it prints", err=True)
     sys.stdout.flush()
     config = uvicorn.Config(app, log_level="warning", access_log=access_log, lifespan="on",
-                            use_colors=colour_wanted())
+                            use_colors=colour_wanted(), http=EnvelopeH11Protocol)
     if access_log:  # log_level applies to the access logger too: let its lines through
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     # uvicorn stops cleanly on SIGINT or SIGTERM, then re-raises the signal to the handler

@@ -5,15 +5,20 @@ Public names: ``Clock``, ``TICK_S``, ``ADVANCE_MS_MAX``.
 ``advance_to(target_ms)`` runs every event due up to and including ``target_ms`` (webhook
 deliveries included) and leaves the clock at ``target_ms``; ``POST /sim/v1/clock/advance``
 answers only when it is done. It holds ``clock_lock`` throughout (one advance at a time) and
-``world_lock`` while it runs events, so no request sees the world between two events of the
-same instant or a clock that is still moving. Real webhook deliveries are the exception by
-design: when requests reach real receivers, the advance stops at their virtual instant,
-frees the world lock and waits for the answers, so a receiver that calls back (fetching the
-transaction, as the spec tells it to) is served at the delivery's own virtual time; then it
-feeds the answers in and carries on. A long advance yields the event loop every
-``_STEPS_PER_SLICE`` events, still holding the world lock. With a journal, each hold of the
-world lock is one ``clock`` entry (events run, where the clock stopped) and each batch of
-real answers one ``deliveries`` entry, fed in under the same hold as the events after it.
+runs events in slices of at most ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time,
+each under ``world_lock``, releasing it between slices: a read (and the operator's clock)
+waits at most one slice and sees the world between two events, with ``advancingTo`` set.
+A write must not land at a virtual instant that depends on wall-clock timing, so while
+``running_events`` is true it waits (``Clock.write``) until the advance ends, then applies at
+the time the advance reached (docs/semantics.md). Real webhook deliveries pause an advance
+deterministically: when requests reach real receivers, the advance stops at their virtual
+instant, clears ``running_events``, frees the world lock and waits for the answers, so a
+receiver that calls back (fetching the transaction, as the spec tells it to, or writing) is
+served at the delivery's own virtual time; then it feeds the answers in and carries on.
+With a journal, each slice (each hold of the world lock) is one ``clock`` entry (events
+run, where the clock stopped), so a read logged between two slices is replayed between
+them; each batch of real answers is one ``deliveries`` entry, fed in under the same hold as
+the events after it.
 
 In ``realtime`` mode a background task (``run_realtime``) catches the world up with
 ``epoch of the run + (wall elapsed × speed)`` every ``TICK_S`` seconds, and each request
@@ -27,8 +32,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.http.delivery import Outgoing, RealOutcome
@@ -37,10 +42,15 @@ from clearing_sim.http.simulation import Simulation
 
 __all__ = ["ADVANCE_MS_MAX", "TICK_S", "Clock"]
 
+T = TypeVar("T")
+
 TICK_S = 0.02
 #: One advance moves the clock at most this far (366 days): a typo must not hang the shim.
 ADVANCE_MS_MAX = 366 * 86_400_000
-_STEPS_PER_SLICE = 20_000
+_STEPS_PER_SLICE = 2_000
+_SLICE_S = 0.05  # wall time of one slice at most, checked every _CHECK_EVERY events
+_CHECK_EVERY = 64
+_WRITE_POLL_S = 0.005
 _log = logging.getLogger("clearing_sim.http")
 
 
@@ -52,6 +62,7 @@ class Clock:
         self.speed = speed
         self._wall_s = wall_s
         self.advancing_to_ms: int | None = None
+        self.running_events = False  # an advance is between its slices (writes wait)
         self.steps = 0  # engine events run in the current hold of the world lock
         self._base_virtual_ms = 0
         self._base_wall_s = 0.0
@@ -116,6 +127,15 @@ class Clock:
                 _log.exception("the realtime clock stopped: the world failed while running")
                 raise
 
+    async def write(self, apply: Callable[[], Awaitable[T]]) -> T:
+        """``apply()`` under the world lock once no advance is running events (one that is
+        paused for real receivers lets writes in: that instant does not depend on timing)."""
+        while True:
+            async with self.sim.world_lock:
+                if not self.running_events:
+                    return await apply()
+            await asyncio.sleep(_WRITE_POLL_S)
+
     async def _run(self, target_ms: int) -> None:
         sim = self.sim
         self.advancing_to_ms = target_ms
@@ -123,22 +143,26 @@ class Clock:
         try:
             while True:
                 async with sim.world_lock:
+                    self.running_events = True
                     if answered is not None:  # in the same hold as the steps after it
                         self._answer(*answered)
                         answered = None
                     at_ms, self.steps = sim.world.now_ms, 0
                     batch = self._step(target_ms)
-                    while batch == []:  # a slice done: let the loop breathe, keep the world
-                        await asyncio.sleep(0)
-                        batch = self._step(target_ms)
-                    if sim.journal is not None:
-                        sim.journal.clock(at_ms, self.steps, target_ms if batch is None
-                                          else None)
+                    if sim.journal is not None:  # one entry per hold: requests between
+                        sim.journal.clock(at_ms, self.steps,  # two slices come after it
+                                          target_ms if batch is None else None)
+                    if batch:  # paused at the receivers' instant: writes may come in
+                        self.running_events = False
+                if batch == []:  # a slice done: reads get the world between two events
+                    await asyncio.sleep(0)
+                    continue
                 if batch is None:
                     return
                 assert sim.deliveries is not None
                 answered = (batch, await sim.deliveries.send(batch))
         finally:
+            self.running_events = False
             self.advancing_to_ms = None
 
     def _answer(self, batch: list[Outgoing], outcomes: list[RealOutcome]) -> None:
@@ -151,20 +175,27 @@ class Clock:
     def _step(self, target_ms: int) -> list[Outgoing] | None:
         """Run events up to ``target_ms``: ``None`` when the clock is there; the requests
         waiting for real receivers (the rest of their instant run first); ``[]`` after a
-        slice of ``_STEPS_PER_SLICE`` events. ``steps`` counts the events run (the journal
-        holds the count: replay runs exactly as many)."""
+        slice of ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time, never with
+        requests waiting in the outbox (a replay takes them where the entry ends).
+        ``steps`` counts the events run (the journal holds the count: replay runs exactly as
+        many)."""
         world, deliveries = self.sim.world, self.sim.deliveries
         env = world.env
-        for _ in range(_STEPS_PER_SLICE):
+        started_s = time.monotonic()
+        run = 0
+        while True:
             if deliveries is not None and deliveries.outbox:
                 while env.peek() == world.now_ms:
                     env.step()
                     self.steps += 1
                 return deliveries.take()
+            if run == _STEPS_PER_SLICE or (run % _CHECK_EVERY == _CHECK_EVERY - 1 and
+                                           time.monotonic() - started_s > _SLICE_S):
+                return []
             if env.peek() > target_ms:
                 if target_ms > world.now_ms:
                     world.run_until(target_ms)
                 return None
             env.step()
             self.steps += 1
-        return []
+            run += 1

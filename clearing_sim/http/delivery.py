@@ -18,7 +18,12 @@ deterministic receiver leaves a deterministic log.
 
 The spec's public-address rule is checked again here against the real resolver (a name the
 simulated DNS calls public may resolve to a private address on this machine), unless
-private webhook URLs are allowed.
+private webhook URLs are allowed; then the request goes to the address that was checked
+(the URL's host replaced by it, ``Host`` and the TLS server name kept), so a name that
+resolves again differently (DNS rebinding) cannot redirect it. One attempt is bounded by a
+total deadline of ``DELIVERY_TIMEOUT_MS`` of wall time (connect, send, answer), not per
+read, and at most ``RESPONSE_BYTES_MAX`` of the answer's body are read: only its status
+counts (docs/semantics.md).
 """
 
 from __future__ import annotations
@@ -26,9 +31,9 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Callable
-from ipaddress import ip_address
+from ipaddress import IPv4Address, IPv6Address, ip_address
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import simpy
@@ -42,9 +47,11 @@ if TYPE_CHECKING:
     from clearing_sim.sim.eventlog import Record
     from clearing_sim.sim.world import World
 
-__all__ = ["USER_AGENT", "Outgoing", "RealDeliveries", "RealOutcome"]
+__all__ = ["RESPONSE_BYTES_MAX", "USER_AGENT", "Outgoing", "RealDeliveries", "RealOutcome",
+           "pinned"]
 
 USER_AGENT = "clearing-sim-webhooks/1"
+RESPONSE_BYTES_MAX = 64 * 1024
 BAD_GATEWAY = 502
 GATEWAY_TIMEOUT = 504
 
@@ -65,8 +72,10 @@ class RealOutcome:
 
 class RealDeliveries:
     def __init__(self, allow_private: bool,
-                 echo: Callable[[Arrival, RealOutcome], None] | None = None) -> None:
+                 echo: Callable[[Arrival, RealOutcome], None] | None = None,
+                 deadline_s: float = DELIVERY_TIMEOUT_MS / 1000) -> None:
         self.allow_private = allow_private
+        self.deadline_s = deadline_s
         self.echo = echo
         self.outbox: list[Outgoing] = []
         self._world: World | None = None
@@ -116,18 +125,36 @@ class RealDeliveries:
 
     async def _post(self, client: httpx.AsyncClient, url: str,
                     headers: tuple[tuple[str, str], ...], body: bytes) -> RealOutcome:
-        if not self.allow_private:
-            refused = await _not_public(url)
-            if refused is not None:
-                return RealOutcome(BAD_GATEWAY, refused)
         try:
-            response = await client.post(url, content=body,
-                                         headers=[*headers, ("User-Agent", USER_AGENT)])
-        except httpx.TimeoutException:
-            return RealOutcome(GATEWAY_TIMEOUT, "timeout: no answer within "
-                                                f"{DELIVERY_TIMEOUT_MS // 1000} s")
+            return await asyncio.wait_for(self._attempt(client, url, headers, body),
+                                          self.deadline_s)
+        except (TimeoutError, httpx.TimeoutException):
+            return RealOutcome(GATEWAY_TIMEOUT, "timeout: no whole answer within "
+                                                f"{self.deadline_s:g} s")
         except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as error:
             return RealOutcome(BAD_GATEWAY, f"{type(error).__name__}: {error}"[:300])
+
+    async def _attempt(self, client: httpx.AsyncClient, url: str,
+                       headers: tuple[tuple[str, str], ...], body: bytes) -> RealOutcome:
+        sent = [*headers, ("User-Agent", USER_AGENT)]
+        extensions: dict[str, str] = {}
+        if not self.allow_private:
+            checked = await _public_address(url)
+            if isinstance(checked, str):
+                return RealOutcome(BAD_GATEWAY, checked)
+            url, host_header, extensions = pinned(url, checked)
+            sent.append(("Host", host_header))
+        request = client.build_request("POST", url, content=body, headers=sent,
+                                       extensions=extensions)
+        response = await client.send(request, stream=True)
+        try:
+            read = 0
+            async for chunk in response.aiter_raw():
+                read += len(chunk)
+                if read >= RESPONSE_BYTES_MAX:
+                    break
+        finally:
+            await response.aclose()
         return RealOutcome(response.status_code)
 
     def answer(self, batch: list[Outgoing], outcomes: list[RealOutcome]) -> None:
@@ -143,8 +170,22 @@ class RealDeliveries:
                 self.echo(a, outcome)
 
 
-async def _not_public(url: str) -> str | None:
-    """Why the URL's host is not a public address on this machine's resolver, or None."""
+def pinned(url: str, address: IPv4Address | IPv6Address
+           ) -> tuple[str, str, dict[str, str]]:
+    """The URL with its host replaced by ``address``, the ``Host`` header it had, and the
+    request extensions that keep the TLS server name (and certificate check) the host's."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    literal = f"[{address}]" if address.version == 6 else str(address)
+    netloc = literal if parts.port is None else f"{literal}:{parts.port}"
+    rewritten = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+    host_header = parts.netloc.rpartition("@")[2]
+    return rewritten, host_header, {"sni_hostname": host} if parts.scheme == "https" else {}
+
+
+async def _public_address(url: str) -> IPv4Address | IPv6Address | str:
+    """The public address the URL's host resolves to on this machine's resolver, or why
+    there is none (every address it resolves to must be public)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     try:
@@ -153,10 +194,12 @@ async def _not_public(url: str) -> str | None:
                                                               type=socket.SOCK_STREAM)
     except (OSError, ValueError) as error:
         return f"cannot resolve {host}: {error}"[:300]
-    for info in infos:
-        address = ip_address(str(info[4][0]).partition("%")[0])
+    addresses = [ip_address(str(info[4][0]).partition("%")[0]) for info in infos]
+    for address in addresses:
         reason = address_class(address)
         if reason is not None:
             return (f"address_not_public: {host} resolves to {address}, {reason} "
                     "(serve with --allow-private-webhook-urls for a receiver on this machine)")
-    return None
+    if not addresses:
+        return f"cannot resolve {host}: no address"
+    return addresses[0]

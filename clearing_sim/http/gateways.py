@@ -1,7 +1,7 @@
 """Real issuer gateways in the shim: the operator route that puts an issuer on its real
 gateway, and the route where a real issuer's status webhooks arrive.
 
-Public names: ``ROUTES``, ``WEBHOOK_PREFIX``, ``issuer_webhook``.
+Public names: ``ROUTES``, ``WEBHOOK_PREFIX``, ``issuer_webhook``, ``receive_issuer_webhook``.
 
 ``PUT /sim/v1/operator/issuers/{issuerId}/gateway`` with ``apiBaseUrl`` (required) and the
 onboarding material of Authentication 8 (``caFile``, ``clientCert``, ``clientKey``, paths on
@@ -34,7 +34,7 @@ from clearing_sim.service.messages import Request, Response, encode_json
 if TYPE_CHECKING:
     from clearing_sim.http.simulation import Simulation
 
-__all__ = ["ROUTES", "WEBHOOK_PREFIX", "issuer_webhook"]
+__all__ = ["ROUTES", "WEBHOOK_PREFIX", "issuer_webhook", "receive_issuer_webhook"]
 
 WEBHOOK_PREFIX = "/issuer-webhooks"
 _JSON = (("Content-Type", "application/json"),)
@@ -81,7 +81,7 @@ async def put_gateway(ctx: OperatorContext) -> Reply:
     if issuer.kind is not ParticipantKind.STABLECOIN_ISSUER:
         raise NotFound.one(None, "participant_not_found",
                            f"{issuer.name} ({issuer.id}) is not a stablecoin issuer")
-    config = _config(ctx.fields(), "whsec_" + world.ids.hex("issuer-secret", 24))
+    config = _config(ctx.fields(), "whsec_" + world.ids.key_hex("issuer-secret", 24))
     if issuer.id not in world.issuers or not issuer.profile.mode.has_instructions:
         raise NotAllowed.one(None, "conformance_unsupported" if issuer.profiles else
                              "profile_required", f"{issuer.name} needs an ON_INSTRUCTION "
@@ -98,19 +98,25 @@ async def put_gateway(ctx: OperatorContext) -> Reply:
 
 
 async def issuer_webhook(sim: Simulation, request: Request) -> Response:
-    """``POST /issuer-webhooks/{issuerId}``: a real issuer's status webhook."""
+    """``POST /issuer-webhooks/{issuerId}``: a real issuer's status webhook, under the world
+    lock (the door holds the lock itself and calls ``receive_issuer_webhook``)."""
+    async with sim.world_lock:
+        return receive_issuer_webhook(sim, request)
+
+
+def receive_issuer_webhook(sim: Simulation, request: Request) -> Response:
+    """``POST /issuer-webhooks/{issuerId}`` with the world lock held: 202 when the signature
+    holds and the inbox takes it, 401 when it does not."""
     issuer_id = request.path[len(WEBHOOK_PREFIX) + 1:]
     if request.method != "POST" or "/" in issuer_id or not issuer_id:
         return Response(404 if request.method == "POST" else 405, _JSON,
                         encode_json({"error": "POST /issuer-webhooks/{issuerId}"}))
     signature = next((v for k, v in request.headers if k.lower() == "service-signature"), None)
-    async with sim.world_lock:
-        world = sim.world
-        gateway = world.issuers.get(issuer_id)
-        now_s = int(dt.datetime.now(dt.UTC).timestamp()) \
-            if isinstance(gateway, HttpGateway) else None
-        accepted = world.issuer_inbox.receive(issuer_id, signature, request.body, now_s=now_s)
-    if not accepted:
+    world = sim.world
+    gateway = world.issuers.get(issuer_id)
+    now_s = int(dt.datetime.now(dt.UTC).timestamp()) \
+        if isinstance(gateway, HttpGateway) else None
+    if not world.issuer_inbox.receive(issuer_id, signature, request.body, now_s=now_s):
         return Response(401, _JSON, encode_json({"error": "invalid_signature"}))
     return Response(202, _JSON, encode_json({"accepted": True}))
 

@@ -5,7 +5,9 @@ Public names: ``API_OPERATIONS``, ``OPERATOR_OPERATIONS``, ``Operation``, ``docu
 The paths come from the two route tables (``clearing_sim.service.routes.ROUTES`` and
 ``clearing_sim.http.operator.OPERATOR_ROUTES``), so a route cannot be served without being
 documented: each row must have its ``Operation`` here (request body, success statuses and
-their data, query parameters), and a test checks the document's paths against the tables.
+their data, query parameters, and OpenAPI links from a created resource to the operations
+on it, so a stateful client such as Schemathesis reaches deep paths), and a test checks the
+document's paths against the tables.
 Security comes from the rows (a sandbox API key and/or a tenant-admin JWT, none for public
 routes, the operator token for ``/sim/v1``); error responses from what each route can
 refuse: 400 always, 401 and 403 unless public, 404 with a path parameter (or a looked-up
@@ -41,6 +43,8 @@ class Operation:
     query: tuple[tuple[str, Schema, bool], ...] = ()  # (name, schema, required)
     lookup_404: bool = False  # 404 for an id in the body or the query
     listing: bool = False  # meta.nextCursor
+    #: OpenAPI links from the first success: (name, target (method, template), parameters)
+    links: tuple[tuple[str, tuple[str, str], tuple[tuple[str, str], ...]], ...] = ()
 
 
 def _op(status: int, data: str | Schema | None, request: str | None = None,
@@ -51,6 +55,27 @@ def _op(status: int, data: str | Schema | None, request: str | None = None,
 
 _OPTIONAL = {"body_required": False}
 _TX = "Transaction"
+_DATA_ID = "$response.body#/data/id"
+
+
+def _links_to(name: str, templates: tuple[tuple[str, str], ...], param: str,
+              source: str) -> tuple[tuple[str, tuple[str, str], tuple[tuple[str, str], ...]],
+                                    ...]:
+    return tuple((f"{name}{i}", target, ((param, source),))
+                 for i, target in enumerate(templates))
+
+
+_TX_LINKS = _links_to("transaction", (("GET", "/api/v1/transactions/{id}"),
+                                      ("POST", "/api/v1/transactions/{id}/cancel"),
+                                      ("GET", "/api/v1/transactions/{id}/recovery-status")),
+                      "id", _DATA_ID)
+_HOOK_LINKS = _links_to("webhook", (("GET", "/api/v1/webhooks/{id}"),
+                                    ("DELETE", "/api/v1/webhooks/{id}")), "id", _DATA_ID)
+_AGENT_LINKS = _links_to("agent", (("GET", "/api/v1/sandbox/agents/{agentId}"),
+                                   ("POST", "/api/v1/sandbox/agents/{agentId}/revoke")),
+                         "agentId", "$response.body#/data/agentId")
+_PAGE_LINKS = (("nextPage", ("GET", "/api/v1/transactions"),
+                (("query.cursor", "$response.body#/meta/nextCursor"),)),)
 
 API_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/v1/system/status"): _op(200, "SystemStatus"),
@@ -59,11 +84,11 @@ API_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/api/v1/onboarding/applications"): Operation(
         ((201, ref("OnboardingApplication")), (200, ref("OnboardingDryRun"))),
         "OnboardingRequest"),
-    ("POST", "/api/v1/transactions"): _op(201, _TX, "InitiateRequest"),
+    ("POST", "/api/v1/transactions"): _op(201, _TX, "InitiateRequest", links=_TX_LINKS),
     ("GET", "/api/v1/transactions"): _op(
-        200, array(ref("TransactionItem")), listing=True,
+        200, array(ref("TransactionItem")), listing=True, links=_PAGE_LINKS,
         query=(("limit", {"type": "integer", "minimum": 1, "maximum": 100}, False),
-               ("cursor", {"type": "string"}, False))),
+               ("cursor", {"type": "string", "minLength": 1, "maxLength": 64}, False))),
     ("GET", "/api/v1/transactions/{id}"): _op(200, _TX),
     ("POST", "/api/v1/transactions/{id}/cancel"): _op(200, _TX, "CancelRequest", **_OPTIONAL),
     ("GET", "/api/v1/transactions/{id}/recovery-status"): _op(200, "RecoveryStatus"),
@@ -71,12 +96,13 @@ API_OPERATIONS: dict[tuple[str, str], Operation] = {
                                                                 "Empty", **_OPTIONAL),
     ("GET", "/api/v1/reserves/{issuerId}/proof"): _op(200, "ReserveArtifact"),
     ("POST", "/api/v1/reserves/proof/verify"): _op(200, "VerifyResult", "VerifyRequest"),
-    ("POST", "/api/v1/sandbox/agents"): _op(201, "Agent", "AgentCreate"),
+    ("POST", "/api/v1/sandbox/agents"): _op(201, "Agent", "AgentCreate", links=_AGENT_LINKS),
     ("GET", "/api/v1/sandbox/agents"): _op(200, "AgentList", listing=True),
     ("GET", "/api/v1/sandbox/agents/{agentId}"): _op(200, "Agent"),
     ("POST", "/api/v1/sandbox/agents/{agentId}/revoke"): _op(200, "Agent", "Empty",
                                                              **_OPTIONAL),
-    ("POST", "/api/v1/webhooks"): _op(201, "WebhookSubscription", "WebhookCreate"),
+    ("POST", "/api/v1/webhooks"): _op(201, "WebhookSubscription", "WebhookCreate",
+                                      links=_HOOK_LINKS),
     ("GET", "/api/v1/webhooks"): _op(200, array(ref("WebhookSubscription")), listing=True),
     ("GET", "/api/v1/webhooks/{id}"): _op(200, "WebhookSubscription"),
     ("DELETE", "/api/v1/webhooks/{id}"): _op(204, None, "Empty", **_OPTIONAL),
@@ -113,7 +139,9 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/sim/v1/deliveries"): _op(
         200, array(ref("DeliveryAttempt")), listing=True,
         query=(("transactionId", {"type": "string"}, False),
-               ("subscriptionId", {"type": "string"}, False))),
+               ("subscriptionId", {"type": "string"}, False),
+               ("cursor", {"type": "string", "pattern": "^[0-9]{1,12}$"}, False),
+               ("limit", {"type": "integer", "minimum": 1, "maximum": 1000}, False))),
     ("GET", "/sim/v1/balances"): _op(200, "Balances", query=_PARTICIPANT_QUERY,
                                      lookup_404=True),
     ("GET", "/sim/v1/log"): _op(
@@ -163,7 +191,8 @@ def _parameters(template: str, op: Operation, api: bool, mutating: bool) -> list
             params.append({"name": "Idempotency-Key", "in": "header", "required": False,
                            "description": "replays the first answer for the same request",
                            "schema": {"type": "string", "minLength": 1, "maxLength": 256,
-                                      "pattern": "^[A-Za-z0-9_-]+$"}})
+                                      "description": "any characters; 256 at most, counted "
+                                                     "in characters"}})
     return params
 
 
@@ -173,10 +202,14 @@ def _responses(template: str, method: str, op: Operation, *, api: bool, public: 
     headers = {"Service-Version": {"$ref": "#/components/headers/ServiceVersion"}} if api \
         else {}
     responses: dict[str, Any] = {}
-    for status, data in op.success:
+    for index, (status, data) in enumerate(op.success):
         answer: dict[str, Any] = {"description": "success"}
         if headers:
             answer["headers"] = headers
+        if op.links and index == 0:
+            answer["links"] = {name: {"operationId": operation_id(*target),
+                                      "parameters": dict(parameters)}
+                               for name, target, parameters in op.links}
         if data is not None:
             meta = ref("ListMeta") if op.listing else ref("Meta")
             answer["content"] = {"application/json": {"schema": {

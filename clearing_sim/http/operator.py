@@ -29,6 +29,7 @@ from clearing_sim.http.clock import Clock
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.http.surface import OperatorContext, OperatorRoute
 from clearing_sim.service import envelope
+from clearing_sim.service.api import check_request_text
 from clearing_sim.service.messages import Request, Response, encode_json
 from clearing_sim.service.routes import match_in
 
@@ -56,7 +57,7 @@ class OperatorSurface:
         self.clock = clock
         self._token = token.encode()
 
-    def _authenticate(self, authorization: str | None) -> None:
+    def authenticate(self, authorization: str | None) -> None:
         if authorization is None or not authorization.strip():
             raise Unauthenticated.one(None, "authentication_required",
                                       "the operator surface needs Authorization: Bearer "
@@ -71,12 +72,15 @@ class OperatorSurface:
     async def handle(self, request: Request) -> Response:
         command_id = self.sim.command_id()
         try:
+            check_request_text(request)
             route, params = match(request.method, request.path)
-            self._authenticate(request.header("Authorization"))
+            self.authenticate(request.header("Authorization"))
             ctx = OperatorContext(self.sim, self.clock, request, params)
-            if route.exclusive:
+            if route.exclusive and route.method == "GET":  # a read: between two slices
                 async with self.sim.world_lock:
                     reply = await route.handler(ctx)
+            elif route.exclusive:  # a write: once no advance is running events
+                reply = await self.clock.write(lambda: route.handler(ctx))
             else:
                 reply = await route.handler(ctx)
             return Response(reply.status, _JSON, encode_json(envelope.success(reply,

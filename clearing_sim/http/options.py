@@ -30,3 +30,6 @@ class ServeOptions:
     speed: float = field(default=1.0, validator=validators.gt(0.0))
     deliver_webhooks: bool = False
     allow_private_webhook_urls: bool = False
+    #: key material from the seed alone, not sealed with the operator token: only for a
+    #: short-lived loopback shim whose keys are published anyway (the receiver kit's)
+    seed_only_keys: bool = False

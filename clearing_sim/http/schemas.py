@@ -37,6 +37,8 @@ NUUID: Schema = {"type": ["string", "null"], "format": "uuid"}
 DECIMAL: Schema = {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$",
                    "description": "a decimal string"}
 ANY_OBJECT: Schema = {"type": "object"}
+#: a request string the API refuses when empty or blank
+TEXT: Schema = {"type": "string", "minLength": 1}
 
 
 def ref(name: str) -> Schema:
@@ -52,7 +54,9 @@ def obj(required: dict[str, Schema], optional: dict[str, Schema] | None = None, 
     schema: Schema = {"type": "object", "properties": {**required, **(optional or {})}}
     if required:
         schema["required"] = list(required)
-    if closed:
+    if closed:  # a request object: an optional member may also be null (read as absent)
+        schema["properties"] = {**required, **{name: {"anyOf": [value, {"type": "null"}]}
+                                               for name, value in (optional or {}).items()}}
         schema["additionalProperties"] = False
     if description:
         schema["description"] = description
@@ -98,13 +102,13 @@ _API: dict[str, Schema] = {
     "IntegrationPath": obj({"derivedMode": STR, "custodyCompatible": BOOL, "chainStatus": STR,
                             "steps": _STEPS}),
     "OnboardingRequest": obj(
-        {"organisationName": STR, "role": enum("participant", "issuer"),
-         "primaryContact": obj({"name": STR, "email": STR}, closed=True),
+        {"organisationName": TEXT, "role": enum("participant", "issuer"),
+         "primaryContact": obj({"name": TEXT, "email": TEXT}, closed=True),
          "custodyModel": _CUSTODY,
          "chains": array(enum("stellar", "evm", "solana", "canton"), minItems=1,
                          uniqueItems=True)},
         {"commitPoint": enum(*_values(CommitPoint)), "preBurnTransferRequired": BOOL,
-         "dryRun": BOOL, "intendedUseCase": STR, "expectedMonthlyVolumeGbp": DECIMAL},
+         "dryRun": BOOL, "intendedUseCase": TEXT, "expectedMonthlyVolumeGbp": DECIMAL},
         closed=True),
     "OnboardingApplication": obj({
         "applicationId": UUID, "status": STR, "derivedMode": NSTR,
@@ -114,11 +118,11 @@ _API: dict[str, Schema] = {
         "production": obj({"accessGranted": BOOL, "reviewEta": STR})}),
     "OnboardingDryRun": obj({"dryRun": BOOL, "derivedMode": STR, "custodyCompatible": BOOL,
                              "chainStatus": STR, "steps": _STEPS}),
-    "Leg": obj({"amount": STR, "asset": obj({"code": STR}, {"issuer": STR}, closed=True)},
+    "Leg": obj({"amount": TEXT, "asset": obj({"code": TEXT}, {"issuer": TEXT}, closed=True)},
                closed=True),
-    "AgentRef": obj({"agentId": STR, "mandateProof": STR}, closed=True),
+    "AgentRef": obj({"agentId": TEXT, "mandateProof": TEXT}, closed=True),
     "InitiateRequest": obj(
-        {"useCase": enum("redeem", "swap"), "paymentReference": STR, "source": ref("Leg"),
+        {"useCase": enum("redeem", "swap"), "paymentReference": TEXT, "source": ref("Leg"),
          "target": ref("Leg")}, {"agent": ref("AgentRef")}, closed=True),
     "CancelRequest": obj({}, {"agent": ref("AgentRef")}, closed=True),
     "Empty": obj({}, closed=True, description="no fields; the body may be left out"),
@@ -183,13 +187,13 @@ _API: dict[str, Schema] = {
         {"commitPoint": enum(*_values(CommitPoint)), "custodyModel": enum(*_values(CustodyModel)),
          "feedbackChannel": array(enum(*_values(FeedbackChannel)), uniqueItems=True),
          "fiatLeg": enum(*_values(FiatLeg)), "ledger": _LEDGERS},
-        {"preBurnTransferRequired": BOOL, "apiBaseUrl": STR, "mintDeliveryTarget": STR,
-         "finalityClass": STR, "amountPrecision": INT, "approvalSlaSeconds": INT,
-         "webhookUrl": STR, "refundUrl": STR}, closed=True),
+        {"preBurnTransferRequired": BOOL, "apiBaseUrl": TEXT, "mintDeliveryTarget": TEXT,
+         "finalityClass": TEXT, "amountPrecision": INT, "approvalSlaSeconds": INT,
+         "webhookUrl": TEXT, "refundUrl": TEXT}, closed=True),
     "SavedProfile": obj({"issuerId": UUID, "profileVersion": INT, "commitPoint": STR,
                          "custodyModel": STR, "feedbackChannel": array(STR), "fiatLeg": STR,
                          "ledger": STR, "effectiveFrom": TS}),
-    "DelegationRequest": obj({"chain": _LEDGERS, "accountId": STR}, closed=True),
+    "DelegationRequest": obj({"chain": _LEDGERS, "accountId": TEXT}, closed=True),
     "DelegationResult": obj({"verified": BOOL,
                              "signers": array(obj({"key": STR, "weight": INT})),
                              "thresholds": obj({"low": INT, "medium": INT, "high": INT}),
@@ -202,7 +206,7 @@ _API: dict[str, Schema] = {
                                 "transactionId": NUUID, "startedAt": NTS, "concludedAt": NTS,
                                 "detail": ANY_OBJECT}))}),
     "ArmRequest": obj({"scenario": enum("rejected", "failed", "silence"),
-                       "transactionId": STR}, closed=True),
+                       "transactionId": TEXT}, closed=True),
     "ArmResult": obj({"transactionId": UUID, "scenario": STR, "armed": BOOL}),
     "InvitationRequest": obj({"email": STR}, closed=True),
     "Invitation": obj({"invitationId": STR, "email": STR, "participantId": UUID,

@@ -10,6 +10,10 @@ request that reads or changes the world and by the clock while it runs events;
 ``clock_lock`` is held by one advance (or reset) at a time, also while the clock waits for
 real webhook receivers, when the world lock is free so their calls back are served.
 
+Key material (portal signing key, API key, webhook and mandate secrets) is sealed with a
+secret derived from the operator token (``key_secret``): the seed, which is printed, does
+not tell anyone the keys; the same seed and token give the same keys and the same digest.
+
 The operator surface draws its command ids from a stream of its own (seeded like the
 world, but not the world's), so operator calls never shift the ids the API hands out: the
 same requests give the same bytes and digest as the same calls made in-process.
@@ -18,6 +22,7 @@ same requests give the same bytes and digest as the same calls made in-process.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from typing import TYPE_CHECKING
 
 from attrs import frozen
@@ -81,8 +86,9 @@ class Simulation:
         if seed is None:
             seed = self.options.seed if self.options.seed is not None else (
                 scenario.world.seed if scenario is not None else 0)
+        key_secret = self.key_secret
         if scenario is not None:
-            stage = Stage(scenario, seed)
+            stage = Stage(scenario, seed, key_secret)
             stage.open()
             self.world, self.api = stage.world, stage.api
             self.staged = tuple(StagedParticipant(key, party, stage.keys[key])
@@ -92,7 +98,8 @@ class Simulation:
                                          for key, hook in stage.webhooks.items())
         else:
             environment = self.options.environment or Environment.SANDBOX
-            self.world = World(WorldConfig(seed=seed, environment=environment))
+            self.world = World(WorldConfig(seed=seed, environment=environment,
+                                           key_secret=key_secret))
             self.api = ServiceAPI(self.world)
             self.staged = ()
             self.staged_webhooks = ()
@@ -107,6 +114,15 @@ class Simulation:
         built with this one's deliveries, which already watch its world)."""
         self.world, self.api, self.staged = other.world, other.api, other.staged
         self.seed, self.ids = other.seed, other.ids
+
+    @property
+    def key_secret(self) -> bytes:
+        """What seals the world's key material: the operator token, hashed (nothing when
+        ``seed_only_keys``)."""
+        if self.options.seed_only_keys:
+            return b""
+        token = self.options.operator_token.encode()
+        return hashlib.sha256(b"clearing-sim key secret\x00" + token).digest()
 
     def command_id(self) -> str:
         """A ``meta.commandId`` for an answer of the operator surface (not the world's ids)."""

@@ -54,7 +54,8 @@ OperatorHandler = Callable[[OperatorContext], Awaitable[Reply]]
 @frozen
 class OperatorRoute:
     """One ``/sim/v1`` route. ``exclusive``: the door holds the world lock around the
-    handler (every route but those that take the clock, which lock for themselves)."""
+    handler, a GET between two slices of an advance, any other once no advance is running
+    events (every route but those that take the clock, which lock for themselves)."""
 
     method: str
     template: str

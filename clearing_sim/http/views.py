@@ -5,8 +5,11 @@ Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``delivery_attempts``.
 Everything here is read from the event log or the ledgers, never from a process's private
 state (DESIGN.md: the log is the spine):
 
-- ``GET /sim/v1/deliveries?transactionId=&subscriptionId=``: every webhook attempt whose
-  outcome is known (``webhook.attempt`` records), oldest send first, with the event it
+- ``GET /sim/v1/deliveries?transactionId=&subscriptionId=&cursor=&limit=``: the webhook
+  attempts whose outcome is known (``webhook.attempt`` records), oldest send first, a page
+  at a time (``limit`` 1–1000, default 100; ``cursor`` the position ``meta.nextCursor``
+  gave, in the list as filtered; an attempt whose outcome becomes known later may sort
+  before it, since attempts are ordered by send time), with the event it
   carried (``webhook.event``), the request exactly as signed and sent, the answer's status
   (null when the request was lost or timed out) and ``outcome``: ``delivered`` (2xx in time),
   ``lost`` (the network lost the request), ``failed`` (anything else).
@@ -75,9 +78,14 @@ def delivery_attempts(world: World, transaction_id: str | None = None,
 
 
 async def deliveries(ctx: OperatorContext) -> Reply:
-    query = no_query(ctx, "transactionId", "subscriptionId")
-    return Reply(200, delivery_attempts(ctx.world, query.get("transactionId"),
-                                        query.get("subscriptionId")), next_cursor=None)
+    query = no_query(ctx, "transactionId", "subscriptionId", "cursor", "limit")
+    start = _whole(query, "cursor", "invalid_cursor", 0, 10**12, 0)
+    limit = _whole(query, "limit", "invalid_query", 1, LOG_LIMIT_MAX, LOG_LIMIT_DEFAULT)
+    found = delivery_attempts(ctx.world, query.get("transactionId"),
+                              query.get("subscriptionId"))
+    page = found[start:start + limit]
+    next_cursor = str(start + limit) if len(found) > start + limit else None
+    return Reply(200, page, next_cursor=next_cursor)
 
 
 async def balances(ctx: OperatorContext) -> Reply:

@@ -1,7 +1,7 @@
 """Loading scenario files: read, parse with positions, validate, check, build typed values.
 
-Public names: ``FileCheck``, ``SUFFIXES``, ``collect``, ``load_scenario``, ``parse_scenario``,
-``validate_paths``.
+Public names: ``FileCheck``, ``SUFFIXES``, ``check_size``, ``collect``, ``load_scenario``,
+``parse_scenario``, ``validate_paths``.
 
 ``load_scenario(path)`` answers a ``Scenario`` or raises a ``ScenarioError``: the YAML is
 parsed keeping every node's line and column, validated against the shipped JSON Schema, then
@@ -30,9 +30,9 @@ from clearing_sim.scenario.read_steps import Scope, read_steps
 from clearing_sim.scenario.read_world import read_world
 from clearing_sim.scenario.reading import Reader, Symbols
 from clearing_sim.scenario.schema import schema_problems
-from clearing_sim.scenario.source import parse_yaml
+from clearing_sim.scenario.source import TEXT_CHARS_MAX, parse_yaml
 
-__all__ = ["SUFFIXES", "FileCheck", "collect", "load_scenario", "parse_scenario",
+__all__ = ["SUFFIXES", "FileCheck", "check_size", "collect", "load_scenario", "parse_scenario",
            "validate_paths"]
 
 SUFFIXES = (".yaml", ".yml")
@@ -66,6 +66,17 @@ def parse_scenario(text: str, path: str) -> Scenario:
                     world.webhooks)
 
 
+def check_size(file: Path, name: str) -> None:
+    """``ScenarioUnreadable`` for a file over ``TEXT_CHARS_MAX`` bytes, before reading it."""
+    try:
+        size = file.stat().st_size
+    except OSError:
+        return  # reading it will say why
+    if size > TEXT_CHARS_MAX:
+        raise ScenarioUnreadable(name, f"is {size} bytes; a scenario file is at most "
+                                       f"{TEXT_CHARS_MAX} bytes (256 KiB)")
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and parse one scenario file; ``ScenarioError`` if it cannot be used."""
     name = str(path)
@@ -74,6 +85,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioNotFound(name, "no such file or folder")
     if file.is_dir():
         raise ScenarioUnreadable(name, "is a folder; expected a scenario file")
+    check_size(file, name)
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:

@@ -1,6 +1,7 @@
 """YAML text → plain JSON-like data, keeping the line and column of every node.
 
-Public names: ``Document``, ``FieldPath``, ``field_path``, ``iter_paths``, ``parse_yaml``.
+Public names: ``Document``, ``FieldPath``, ``field_path``, ``iter_paths``, ``parse_yaml``,
+``TEXT_CHARS_MAX``, ``VALUES_MAX``, ``INT_DIGITS_MAX``, ``DEPTH_MAX``.
 
 PyYAML composes the text into nodes that carry their start marks; this module walks the nodes
 itself (instead of ``yaml.safe_load``) so each value and each mapping key keeps its position,
@@ -9,6 +10,14 @@ keyed by its field path (a tuple of keys and list indices). It also reports what
 a plain string, and values JSON cannot hold (binary, sets). Unquoted timestamps stay text:
 the schema, not YAML 1.1's implicit typing, decides what a field means. Merge keys (``<<``)
 work as in YAML 1.1; merged values keep the position of the anchor they come from.
+
+Hostile files are bounded before they cost anything (docs/semantics.md): at most
+``TEXT_CHARS_MAX`` characters; at most ``VALUES_MAX`` values once aliases and merges are
+expanded, counted on the composed node graph before anything is expanded (so a
+"billion laughs" file is refused in milliseconds, in bounded memory); integers of at most
+``INT_DIGITS_MAX`` digits; at most ``DEPTH_MAX`` levels of nesting; every string a
+canonical one (no lone surrogate, NFC), as the API's body decoder holds them. Each is a
+problem at its line, never a traceback.
 """
 
 from __future__ import annotations
@@ -23,8 +32,16 @@ from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from clearing_sim.scenario.errors import Location, Problem, ScenarioInvalid
+from clearing_sim.service.body import text_problem
 
-__all__ = ["Document", "FieldPath", "field_path", "iter_paths", "parse_yaml"]
+__all__ = ["DEPTH_MAX", "INT_DIGITS_MAX", "TEXT_CHARS_MAX", "VALUES_MAX", "Document", "FieldPath",
+           "field_path", "iter_paths", "parse_yaml"]
+
+TEXT_CHARS_MAX = 1 << 18  # 256 KiB: sixteen times the largest shipped scenario file
+VALUES_MAX = 100_000  # values after alias and merge expansion
+DEPTH_MAX = 64  # nested lists and mappings; a scenario's deepest is under 10
+INT_DIGITS_MAX = 30
+_INT = "tag:yaml.org,2002:int"
 
 FieldPath = tuple[str | int, ...]
 
@@ -99,13 +116,24 @@ class _Walker:
         return self._scalar(node, path)
 
     def _scalar(self, node: ScalarNode, path: FieldPath) -> Any:
+        why = text_problem(node.value)
+        if why is not None:
+            self.report(node, path, f"the text {why}")
+            return None
         if node.tag == _TIMESTAMP:
             return node.value
         if node.tag not in _SCALAR_TAGS:
             self.report(node, path, f"YAML tag {node.tag} is not allowed here; "
                         "expected plain JSON values (strings, numbers, booleans, null)")
             return None
-        value = self._constructor.construct_object(node, deep=True)
+        if node.tag == _INT and sum(c.isdigit() for c in node.value) > INT_DIGITS_MAX:
+            self.report(node, path, f"an integer of more than {INT_DIGITS_MAX} digits")
+            return None
+        try:
+            value = self._constructor.construct_object(node, deep=True)
+        except (ConstructorError, ValueError) as error:
+            self.report(node, path, f"cannot be read: {str(error)[:200]}")
+            return None
         if isinstance(value, float) and not math.isfinite(value):
             self.report(node, path, f"expected a finite number, got {node.value}")
             return None
@@ -131,6 +159,10 @@ class _Walker:
                 continue
             key = key_node.value
             here = _location(key_node)
+            why = text_problem(key)
+            if why is not None:
+                self.report(key_node, path, f"a mapping key {why}")
+                continue
             if key in first and key not in from_merge:
                 self.report(key_node, (*path, key),
                             f"duplicate key {key!r} (first at line {first[key].line}); "
@@ -155,6 +187,23 @@ def _syntax_problem(path: str, error: yaml.YAMLError) -> Problem:
     return Problem(path, Location(1, 1), "", f"YAML syntax: {error}")
 
 
+def _too_deep(text: str, path: str) -> Problem | None:
+    """A problem where the nesting first passes ``DEPTH_MAX``, read from the parser's events
+    (iterative, unlike the composer, which recurses), or None."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > DEPTH_MAX:
+                mark = event.start_mark
+                where = Location(mark.line + 1, mark.column + 1) if mark else Location(1, 1)
+                return Problem(path, where, "",
+                               f"lists and mappings are nested more than {DEPTH_MAX} deep")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return None
+
+
 def _compose(text: str) -> Node | None:
     loader = yaml.SafeLoader(text)
     try:
@@ -164,9 +213,43 @@ def _compose(text: str) -> Node | None:
         loader.dispose()
 
 
+def _expanded(node: Node, sizes: dict[int, int]) -> int:
+    """How many values ``node`` stands for once every alias and merge is expanded; each
+    distinct node is counted once (``sizes``), so this is linear in the composed graph."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    sizes[id(node)] = VALUES_MAX + 1  # a cycle (a recursive alias) counts as too many
+    total = 1
+    if isinstance(node, SequenceNode):
+        for item in node.value:
+            total += _expanded(item, sizes)
+            if total > VALUES_MAX:
+                break
+    elif isinstance(node, MappingNode):
+        for key, value in node.value:
+            total += _expanded(key, sizes) + _expanded(value, sizes)
+            if total > VALUES_MAX:
+                break
+    sizes[id(node)] = total
+    return total
+
+
+def _too_big(path: str, message: str) -> ScenarioInvalid:
+    return ScenarioInvalid(path, [Problem(path, Location(1, 1), "", message)])
+
+
 def parse_yaml(text: str, path: str) -> Document:
     """Parse one YAML document; ``ScenarioInvalid`` with every problem found on the way."""
+    if len(text) > TEXT_CHARS_MAX:
+        raise _too_big(path, f"the file is {len(text)} characters; at most {TEXT_CHARS_MAX}")
+    why = text_problem(text)
+    if why is not None and "Normalization" not in why:
+        raise _too_big(path, f"the file {why}")
     try:
+        deep = _too_deep(text, path)
+        if deep is not None:
+            raise ScenarioInvalid(path, [deep])
         node = _compose(text)
     except yaml.YAMLError as error:
         raise ScenarioInvalid(path, [_syntax_problem(path, error)]) from None
@@ -179,6 +262,9 @@ def parse_yaml(text: str, path: str) -> Document:
                                              "scenario and steps")])
     walker = _Walker(path)
     try:
+        if _expanded(node, {}) > VALUES_MAX:
+            raise _too_big(path, f"the file stands for more than {VALUES_MAX} values once its "
+                                 "aliases and merge keys are expanded")
         data = walker.walk(node, ())
     except RecursionError:
         raise ScenarioInvalid(path, [Problem(path, Location(1, 1), "", "the YAML is nested "

@@ -66,11 +66,12 @@ class SetupFailed(StepFailed):
 
 
 class Stage:
-    def __init__(self, scenario: Scenario, seed: int) -> None:
+    def __init__(self, scenario: Scenario, seed: int, key_secret: bytes = b"") -> None:
         spec = scenario.world
         self.scenario = scenario
         self.world = World(WorldConfig(seed=seed, epoch=spec.epoch,
-                                       environment=Environment(spec.environment)))
+                                       environment=Environment(spec.environment),
+                                       key_secret=key_secret))
         for host, addresses in spec.dns:
             self.world.dns.set(host, addresses)
         self.parties: dict[str, Participant] = {}

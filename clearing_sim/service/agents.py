@@ -129,7 +129,7 @@ def mint(ctx: Context) -> Reply:
                             f"{' and '.join(actions)} need transactions:write, which this "
                             "admin does not hold")
     ids = ctx.world.ids
-    proof = "mp_" + ids.hex("mandate-proof", 32)
+    proof = "mp_" + ids.key_hex("mandate-proof", 32)
     agent = Agent(ids.prefixed("agt"), ctx.caller.id, tuple(actions), cap, expires_at_ms,
                   ctx.now_ms, hashlib.sha256(proof.encode()).hexdigest())
     ctx.store(AgentBook).agents[agent.agent_id] = agent

@@ -3,9 +3,12 @@
 Public names: ``ServiceAPI``.
 
 ``handle(request) -> response`` is the one way into the service for every door. It answers
-in a fixed order, the precedence of ``clearing_sim.domain.errors.PRECEDENCE``: route,
-``Service-Version``, environment, authentication, capability, ``Idempotency-Key``, body size,
-idempotent replay, then the handler (body fields, scope, agent mandate, state). Every answer
+in a fixed order, the precedence of ``clearing_sim.domain.errors.PRECEDENCE``: the request's
+text (path, query and headers must be canonical strings), route, ``Service-Version``,
+environment, authentication, capability, ``Idempotency-Key``, body size and syntax (the one
+decoder, ``clearing_sim.service.body``, for every mutating route), idempotent replay, then the
+handler (body fields, scope, agent mandate, state). Nothing is changed before the body has
+been decoded, so a refused request changes nothing but its own ``api.request`` record. Every answer
 carries ``Service-Version`` and, except a 204, a JSON envelope whose ``meta.commandId`` comes
 from the world's id factory. Each request is one ``api.request`` record in the log.
 
@@ -21,17 +24,30 @@ from typing import Any, TypeVar
 from clearing_sim.domain.errors import DomainError, Forbidden, SandboxUnavailable
 from clearing_sim.service import envelope
 from clearing_sim.service.auth import Credentials, Principal
-from clearing_sim.service.body import BODY_BYTES_MAX, parse_json_object
+from clearing_sim.service.body import BODY_BYTES_MAX, check_text, parse_json_object
 from clearing_sim.service.context import Context, Reply, Route
-from clearing_sim.service.idempotency import IdempotencyStore, check_key
+from clearing_sim.service.idempotency import ANONYMOUS, IdempotencyStore, check_key
 from clearing_sim.service.messages import Request, Response, encode_json
 from clearing_sim.service.routes import match
 from clearing_sim.service.versions import CURRENT_VERSION, negotiate
 from clearing_sim.sim.world import Environment, World
 
-__all__ = ["ServiceAPI"]
+__all__ = ["ServiceAPI", "check_request_text"]
 
 T = TypeVar("T")
+
+
+def check_request_text(request: Request) -> None:
+    """400 ``invalid_string`` unless the path, every query name and value and every header
+    name and value is a canonical string: nothing later can fail to encode what it echoes."""
+    check_text("method", request.method)
+    check_text("path", request.path)
+    for name, value in request.query:
+        check_text("query", name)
+        check_text(f"query {name}", value)
+    for name, value in request.headers:
+        check_text("header", name)
+        check_text(f"header {name}", value)
 
 
 class ServiceAPI:
@@ -57,14 +73,18 @@ class ServiceAPI:
         principal: Principal | None = None
         replayed = False
         try:
+            check_request_text(request)
             route, params = match(request.method, request.path)
             version = negotiate(request.header("Service-Version"))
             principal = self._admit(route, request)
             key = request.header("Idempotency-Key") if route.mutating else None
             check_key(key)
-            if len(request.body) > BODY_BYTES_MAX:
+            if len(request.body) > BODY_BYTES_MAX:  # on every route, before its syntax
                 parse_json_object(request.body)  # raises PayloadTooLarge
-            scope = principal.participant_id if principal is not None else "anonymous"
+            context = Context(self, request, params, principal, command_id)
+            if route.mutating and request.body.strip():
+                context.decoded(parse_json_object(request.body))
+            scope = principal.participant_id if principal is not None else ANONYMOUS
             stored = None
             if key is not None:
                 stored = self.idempotency.replay(scope, key, request, self.world.now_ms)
@@ -74,8 +94,7 @@ class ServiceAPI:
                                     stored.body)
                 replayed = True
             else:
-                reply = route.handler(Context(self, request, params, principal, command_id))
-                response = self._success(reply, command_id, version)
+                response = self._success(route.handler(context), command_id, version)
                 if key is not None and 200 <= response.status < 300:
                     self.idempotency.store(scope, key, request, response, self.world.now_ms)
         except DomainError as error:
@@ -113,7 +132,11 @@ class ServiceAPI:
 
     def _log(self, request: Request, response: Response, principal: Principal | None,
              command_id: str, replayed: bool) -> None:
-        fields: dict[str, Any] = {"method": request.method, "path": request.path[:300],
+        def shown(text: str) -> str:  # a refused text is logged escaped
+            return text.encode("utf-8", "backslashreplace").decode()
+
+        fields: dict[str, Any] = {"method": shown(request.method[:20]),
+                                  "path": shown(request.path[:300]),
                                   "status": response.status, "commandId": command_id,
                                   "participantId": principal.participant_id if principal
                                   else None, "replayed": replayed}

@@ -7,7 +7,14 @@ sha256 is stored; a presented key is hashed and compared in constant time. Porta
 are HS256 JWTs signed with the world's portal key, carrying the participant (``sub``), the
 issue and expiry times in virtual unix seconds, and a ``jti``; they expire after
 ``SESSION_TTL_S`` of virtual time (docs/semantics.md). Capabilities come from the table in
-``clearing_sim.domain.parties``. Everything is derived from the world's seed.
+``clearing_sim.domain.parties``. Key material is derived from the world's seed sealed with
+its key secret (``IdFactory.key``): a served world's needs the operator's token too.
+
+A session token is checked outside in: its shape (three bounded base64url parts), then its
+signature over the first two parts, and only a token that verifies has its claims parsed, so
+no forged token reaches the JSON parser; every malformed credential is 401
+``invalid_credential``. ``cursors`` signs list cursors under a key derived from the same
+signing key.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from clearing_sim.domain.parties import (
     ParticipantKind,
     capabilities_for,
 )
+from clearing_sim.service.cursors import CursorCodec
 
 if TYPE_CHECKING:
     from clearing_sim.sim.world import World
@@ -35,6 +43,7 @@ __all__ = ["SESSION_TTL_S", "Credentials", "Principal"]
 
 SESSION_TTL_S = 8 * 3600
 _API_KEY_PREFIX = "sk_sandbox_"
+_TOKEN_LENGTH_MAX = 4096
 
 
 @frozen
@@ -70,13 +79,14 @@ class Credentials:
         self.world = world
         # sha256 hex of the secret → (that digest, key id, participant id); never the secret
         self._keys: dict[str, tuple[str, str, str]] = {}
-        self._signing_key = world.ids.raw("portal-signing-key", 32)
+        self._signing_key = world.ids.key("portal-signing-key", 32)
+        self.cursors = CursorCodec(self._signing_key)
 
     # issuing ------------------------------------------------------------------------------
     def issue_api_key(self, participant_id: str) -> tuple[str, str]:
         """A new sandbox machine key: ``(apiKeyId, apiKeySecret)``; the secret is not kept."""
         key_id = self.world.ids.uuid("api-key")
-        secret = _API_KEY_PREFIX + self.world.ids.hex("api-key-secret", 32)
+        secret = _API_KEY_PREFIX + self.world.ids.key_hex("api-key-secret", 32)
         digest = hashlib.sha256(secret.encode()).hexdigest()
         self._keys[digest] = (digest, key_id, participant_id)
         self.world.log.append("auth.api_key", participantId=participant_id, apiKeyId=key_id)
@@ -108,6 +118,8 @@ class Credentials:
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise _invalid("the Authorization header must be 'Bearer <credential>'")
+        if len(token) > _TOKEN_LENGTH_MAX or not token.isascii():
+            raise _invalid("the bearer credential is neither an API key nor a portal session")
         if token.startswith(_API_KEY_PREFIX):
             return self._api_key(token)
         return self._session(token)
@@ -127,11 +139,14 @@ class Credentials:
         header, payload, signature = parts
         try:
             presented = _unb64(signature)
-            claims: Any = json.loads(_unb64(payload))
-        except (ValueError, UnicodeDecodeError):
+        except ValueError:
             raise _invalid("the portal session token is malformed") from None
         if not hmac.compare_digest(presented, self._sign(f"{header}.{payload}")):
             raise _invalid("the portal session's signature does not verify")
+        try:  # only a token this world signed gets here
+            claims: Any = json.loads(_unb64(payload))
+        except (ValueError, RecursionError):
+            raise _invalid("the portal session token is malformed") from None
         if not isinstance(claims, dict) or claims.get("role") != "tenant_admin":
             raise _invalid("the portal session carries no tenant-admin role")
         now_s = (self.world.epoch_ms + self.world.now_ms) // 1000

@@ -1,6 +1,15 @@
 """Reading request bodies: JSON syntax, then fields, every problem named by its path.
 
-Public names: ``parse_json_object``, ``Fields``, ``BODY_BYTES_MAX``.
+Public names: ``parse_json_object``, ``check_text``, ``text_problem``, ``Fields``,
+``BODY_BYTES_MAX``, ``DEPTH_MAX``, ``INT_DIGITS_MAX``.
+
+The decoder is the one gate every body passes before anything reads it (docs/semantics.md,
+"Hostile input"): strict UTF-8, JSON without ``NaN``/``Infinity``, no duplicate member names,
+integers of at most ``INT_DIGITS_MAX`` digits, at most ``DEPTH_MAX`` levels of arrays and
+objects, and every string (member names included) a canonical one: Unicode scalar values
+only (a lone surrogate such as ``"\\ud800"`` cannot be encoded, so it is refused here
+rather than failing later, after a change) in Normalization Form C. ``check_text`` holds
+every other text a request carries (path, query, headers) to the same rule.
 
 ``Fields`` reads one JSON object, collecting a ``Problem`` for each missing, mistyped or
 out-of-bounds field and for every field the route does not accept; ``done()`` raises them
@@ -11,34 +20,110 @@ all at once (the first decides the code). JSON's ``true`` is never an integer he
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest, PayloadTooLarge, Problem
 
-__all__ = ["BODY_BYTES_MAX", "Fields", "parse_json_object"]
+__all__ = ["BODY_BYTES_MAX", "DEPTH_MAX", "INT_DIGITS_MAX", "Fields", "check_text",
+           "parse_json_object", "text_problem"]
 
 BODY_BYTES_MAX = 1 << 20  # 1 MiB
+DEPTH_MAX = 32  # nested arrays and objects; the deepest body of the spec has 4
+INT_DIGITS_MAX = 30  # far past any count the API takes, far below Python's 4,300
+
+
+class _Refused(ValueError):
+    """A body that is JSON text but not one the API reads; ``param`` where it is."""
+
+    def __init__(self, message: str, param: str | None = None,
+                 code: str = "malformed_json") -> None:
+        super().__init__(message)
+        self.param = param
+        self.code = code
 
 
 def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise _Refused(f"{name} is not JSON")
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > INT_DIGITS_MAX:
+        raise _Refused(f"an integer has more than {INT_DIGITS_MAX} digits")
+    return int(text)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in found:
+            raise _Refused(f"the member name {name[:40]!r} appears twice in one object")
+        found[name] = value
+    return found
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` is not a canonical string (UTF-8-encodable, NFC), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (f"holds U+{ord(text[error.start]):04X} at character {error.start}, which is "
+                "not a Unicode scalar value (a lone surrogate)")
+    if not unicodedata.is_normalized("NFC", text):
+        return "is not in Unicode Normalization Form C"
+    return None
+
+
+def check_text(param: str, text: str) -> None:
+    """400 ``invalid_string`` unless ``text`` is canonical (``text_problem``)."""
+    why = text_problem(text)
+    if why is not None:
+        raise InvalidRequest.one(param, "invalid_string", f"{param} {why}")
+
+
+def _check_value(value: Any) -> None:
+    """Every string canonical and at most ``DEPTH_MAX`` levels, iteratively (no recursion)."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, str):
+            why = text_problem(item)
+            if why is not None:
+                raise _Refused(f"{path or 'the body'} {why}", path or None, "invalid_string")
+        elif isinstance(item, dict | list):
+            if depth >= DEPTH_MAX:
+                raise _Refused(f"the body nests arrays and objects more than {DEPTH_MAX} "
+                               "levels deep")
+            if isinstance(item, list):
+                stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(item))
+                continue
+            for name, member in item.items():
+                at = f"{path}.{name}" if path else name
+                why = text_problem(name)
+                if why is not None:
+                    raise _Refused(f"a member name {why}", path or None, "invalid_string")
+                stack.append((member, at[:200], depth + 1))
 
 
 def parse_json_object(raw: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
     """The body as a JSON object; an empty body is ``{}`` when ``empty_ok``."""
     if len(raw) > BODY_BYTES_MAX:
         raise PayloadTooLarge.one(None, "payload_too_large",
-                                  f"the body is {len(raw)} bytes; at most {BODY_BYTES_MAX}")
+                                  f"the body is over {BODY_BYTES_MAX} bytes (1 MiB)")
     if not raw.strip():
         if empty_ok:
             return {}
         raise InvalidRequest.one(None, "invalid_body", "the request needs a JSON object body")
     try:
-        value = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+        value = json.loads(raw.decode("utf-8"), parse_constant=_no_constants,
+                           parse_int=_bounded_int, object_pairs_hook=_no_duplicates)
+        _check_value(value)
+    except _Refused as exc:
+        raise InvalidRequest.one(exc.param, exc.code, f"the body is refused: {exc}") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise InvalidRequest.one(None, "malformed_json",
-                                 f"the body is not valid UTF-8 JSON: {exc}") from None
+                                 f"the body is not valid UTF-8 JSON: {str(exc)[:200]}") from None
     if not isinstance(value, dict):
         raise InvalidRequest.one(None, "invalid_body", "the body must be a JSON object")
     return value

@@ -66,6 +66,10 @@ class Context:
     def now_ms(self) -> int:
         return self.api.world.now_ms
 
+    def decoded(self, body: dict[str, Any]) -> None:
+        """The body as the door decoded it (``parse_json_object``), before any handler."""
+        self._parsed = body
+
     def body(self, *, empty_ok: bool = False) -> dict[str, Any]:
         if self._parsed is None:
             self._parsed = parse_json_object(self.request.body, empty_ok=empty_ok)

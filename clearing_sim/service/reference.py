@@ -55,13 +55,16 @@ def api_page() -> str:
               "- `Authorization: Bearer <credential>`: a sandbox machine API key "
               "(`sk_sandbox_…`, stored hashed, compared in constant time) or a tenant-admin "
               "portal session (an HS256 JWT signed by the world, expiring on virtual time).",
-              f"- `Idempotency-Key` (state-changing routes): up to {IDEMPOTENCY_KEY_LENGTH_MAX} "
-              "characters, scoped to the caller's participant, kept "
+              f"- `Idempotency-Key` (state-changing routes): 1 to {IDEMPOTENCY_KEY_LENGTH_MAX} "
+              "characters (not bytes), scoped to the caller's participant, kept "
               f"{RETENTION_MS // 3_600_000} hours of virtual time. The same key and request "
               "replays the original status and body byte for byte (with "
               "`Idempotent-Replayed: true`); the same key with another request is 409 "
               "`idempotency_key_reused`. Only successes are kept: a refused request "
-              "changed nothing, so retrying it runs it again.",
+              "changed nothing, so retrying it runs it again. An empty key is 400 "
+              "`idempotency_key_empty`. A replay in the anonymous scope (public routes) "
+              "carries every secret (`apiKeySecret`) null: it is shown once, to the caller "
+              "whose request created it.",
               "- `Service-Version`: every response carries it. Supported date versions: "
               + ", ".join(f"`{v}`" for v in SUPPORTED_VERSIONS)
               + f" (current `{CURRENT_VERSION}`). They serve identical shapes in the "
@@ -70,7 +73,10 @@ def api_page() -> str:
               f"`GET /api/v1/transactions` takes `limit` (1–{LIMIT_MAX}, default "
               f"{LIMIT_DEFAULT}) and `cursor` (from `meta.nextCursor`), newest first; "
               "`meta.nextCursor` is null on the last page. Transactions that arrive between "
-              "pages appear on a new first page, never in later pages.", ""]
+              "pages appear on a new first page, never in later pages. A cursor is opaque and "
+              "bound to the caller's participant and the query (`limit` included): any other "
+              "value, another participant's cursor or the same cursor with another `limit` "
+              "is 400 `invalid_cursor`.", ""]
     return "\n".join(lines)
 
 

@@ -61,7 +61,7 @@ class ReserveProofs:
     """The sandbox policy key and each issuer's latest artifact with its proof."""
 
     def __init__(self, api: ServiceAPI) -> None:
-        self.key = api.world.ids.raw("reserve-policy-key", 32)
+        self.key = api.world.ids.key("reserve-policy-key", 32)
         self.latest: dict[str, tuple[ReserveArtifact, str]] = {}
 
 

@@ -1,19 +1,17 @@
 """Transactions: initiate, list, get, cancel and recovery-status.
 
-Public names: ``ROUTES``, ``read_initiation``, ``in_scope``, ``encode_cursor``,
-``decode_cursor``, ``LIMIT_DEFAULT``, ``LIMIT_MAX``.
+Public names: ``ROUTES``, ``read_initiation``, ``in_scope``, ``LIMIT_DEFAULT``, ``LIMIT_MAX``.
 
 Scope (spec, Authentication 3): a transaction belongs to its initiating member and to the
 issuers it lists; anything else is reported as 404. Cancel needs ``transactions:write``,
 which only members hold, so only the initiator cancels. The list is newest first; its
 cursor names the last transaction returned, so transactions that arrive between pages appear
-only on a new first page and pages never repeat or skip (docs/semantics.md).
+only on a new first page and pages never repeat or skip (docs/semantics.md). A cursor is
+opaque and bound to the caller and the query (``clearing_sim.service.cursors``).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest, NotFound
@@ -26,13 +24,12 @@ from clearing_sim.service import wire
 from clearing_sim.service.agents import authorise_agent, read_agent_ref
 from clearing_sim.service.body import Fields
 from clearing_sim.service.context import Context, Reply, Route
+from clearing_sim.service.cursors import CursorCodec, Position
 
-__all__ = ["LIMIT_DEFAULT", "LIMIT_MAX", "ROUTES", "decode_cursor", "encode_cursor",
-           "in_scope", "read_initiation"]
+__all__ = ["LIMIT_DEFAULT", "LIMIT_MAX", "ROUTES", "in_scope", "read_initiation"]
 
 LIMIT_DEFAULT = 20
 LIMIT_MAX = 100
-_CURSOR_PREFIX = "txc1:"
 
 
 def _leg(f: Fields, side: str) -> LegRequest | None:
@@ -90,46 +87,53 @@ def initiate(ctx: Context) -> Reply:
     return Reply(201, _full(ctx, tx))
 
 
-def encode_cursor(position: int) -> str:
-    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{position}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> int:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        text = ""
-    number = text.removeprefix(_CURSOR_PREFIX)
-    if not text.startswith(_CURSOR_PREFIX) or not number.isascii() or not number.isdigit():
-        raise InvalidRequest.one("cursor", "invalid_cursor",
-                                 "cursor must be a meta.nextCursor value from this list")
-    return int(number)
-
-
 def _limit(text: str | None) -> int:
     if text is None:
         return LIMIT_DEFAULT
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= LIMIT_MAX:
+    if not (text.isascii() and text.isdigit() and len(text) <= 3) \
+            or not 1 <= int(text) <= LIMIT_MAX:
         raise InvalidRequest.one("limit", "invalid_query",
                                  f"limit must be an integer from 1 to {LIMIT_MAX}")
     return int(text)
 
 
+def _after(ctx: Context, position: Position) -> list[Transaction]:
+    """The caller's transactions older than the cursor's, newest first."""
+    mine = [tx for tx in ctx.world.transactions if in_scope(tx, ctx.caller.id)]
+    mine.reverse()
+    for index, tx in enumerate(mine):
+        if tx.id == position.item_id:
+            return mine[index + 1:]
+    # the cursor's transaction has been forgotten since: resume by its creation time
+    return [tx for tx in mine if tx.initiated_at_ms < position.at_ms]
+
+
 def list_transactions(ctx: Context) -> Reply:
-    unknown = [name for name, _ in ctx.request.query if name not in ("cursor", "limit")]
+    query = ctx.request.query
+    names = [name for name, _ in query]
+    unknown = [name for name in names if name not in ("cursor", "limit")]
     if unknown:
-        raise InvalidRequest.one(unknown[0], "invalid_query",
+        raise InvalidRequest.one(unknown[0][:40], "invalid_query",
                                  f"unknown query parameter {unknown[0][:40]!r}; "
                                  "accepted: cursor, limit")
+    twice = [name for name in ("cursor", "limit") if names.count(name) > 1]
+    if twice:
+        raise InvalidRequest.one(twice[0], "invalid_query", f"{twice[0]} is given twice")
     limit = _limit(ctx.request.query_param("limit"))
     cursor = ctx.request.query_param("cursor")
-    before = decode_cursor(cursor) if cursor is not None else None
-    mine = [(position, tx) for position, tx in enumerate(ctx.world.transactions)
-            if in_scope(tx, ctx.caller.id) and (before is None or position < before)]
-    page = mine[::-1][:limit]
-    has_more = len(mine) > limit
-    next_cursor = encode_cursor(page[-1][0]) if has_more else None
-    return Reply(200, [wire.transaction_item(tx) for _, tx in page], next_cursor=next_cursor)
+    codec: CursorCodec = ctx.api.credentials.cursors
+    scope = CursorCodec.query_scope(ctx.request.path, query, limit)
+    if cursor is None:
+        mine = [tx for tx in ctx.world.transactions if in_scope(tx, ctx.caller.id)][::-1]
+    else:
+        mine = _after(ctx, codec.decode(cursor, ctx.caller.id, scope))
+    page = mine[:limit]
+    next_cursor = None
+    if len(mine) > limit:
+        last = page[-1]
+        next_cursor = codec.encode(Position(last.id, last.initiated_at_ms), ctx.caller.id,
+                                   scope)
+    return Reply(200, [wire.transaction_item(tx) for tx in page], next_cursor=next_cursor)
 
 
 def get_transaction(ctx: Context) -> Reply:

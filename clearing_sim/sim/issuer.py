@@ -129,7 +129,7 @@ class IssuerGateway:
         self.ledger = ledger
         self.issuing_account = issuing_account
         self.behaviour = behaviour
-        self.webhook_secret = "whsec_" + world.ids.hex("issuer-secret", 24)
+        self.webhook_secret = "whsec_" + world.ids.key_hex("issuer-secret", 24)
         self.armed: dict[str, Outcome] = {}
         self.instructions: dict[str, Instruction] = {}
         self._by_key: dict[str, Instruction] = {}

@@ -5,11 +5,18 @@ Public names: ``Streams``, ``IdFactory``.
 ``Streams.get(name)`` is an independent ``random.Random`` seeded from sha256(seed, name): a
 new component draws from its own stream and shifts nobody else's draws. Ids come from one
 stream per kind (``ids:transaction``, ``ids:command``, …) for the same reason.
+
+Key material (``IdFactory.key``, ``key_hex``: signing keys, API key secrets, webhook
+secrets) is drawn the same way and then, when the factory holds a ``key_secret``, passed
+through HMAC-SHA256 under it: the seed alone no longer tells a served world's keys
+(docs/semantics.md). Without a secret (in-process runs) it is the draw itself, so those
+runs keep their digests; the draws are the same either way, so no other id shifts.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import random
 
 __all__ = ["IdFactory", "Streams"]
@@ -34,8 +41,9 @@ class Streams:
 
 
 class IdFactory:
-    def __init__(self, streams: Streams) -> None:
+    def __init__(self, streams: Streams, key_secret: bytes = b"") -> None:
         self._streams = streams
+        self._key_secret = key_secret
 
     def uuid(self, kind: str) -> str:
         """A random-looking (version 4 layout) UUID from the ``ids:<kind>`` stream: the text
@@ -53,3 +61,19 @@ class IdFactory:
 
     def raw(self, kind: str, n_bytes: int) -> bytes:
         return self._streams.get(f"ids:{kind}").randbytes(n_bytes)
+
+    def key(self, kind: str, n_bytes: int) -> bytes:
+        """Key material: ``raw(kind, n_bytes)``, sealed with the key secret when there is one."""
+        drawn = self.raw(kind, n_bytes)
+        if not self._key_secret:
+            return drawn
+        out = b""
+        counter = 0
+        while len(out) < n_bytes:
+            block = b"%s\x00%s\x00%d" % (kind.encode(), drawn, counter)
+            out += hmac.new(self._key_secret, block, hashlib.sha256).digest()
+            counter += 1
+        return out[:n_bytes]
+
+    def key_hex(self, kind: str, n_bytes: int) -> str:
+        return self.key(kind, n_bytes).hex()

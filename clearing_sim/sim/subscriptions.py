@@ -90,7 +90,7 @@ class SubscriptionRegistry:
         subscription = Subscription(
             id=world.ids.prefixed("wh"), participant_id=participant_id, url=url,
             events=events, description=description,
-            signing_secret=_SECRET_PREFIX + world.ids.hex("webhook-secret", _SECRET_BYTES),
+            signing_secret=_SECRET_PREFIX + world.ids.key_hex("webhook-secret", _SECRET_BYTES),
             created_at_ms=world.now_ms)
         self._by_id[subscription.id] = subscription
         world.log.append("webhook.subscribed", subscriptionId=subscription.id,

@@ -82,6 +82,8 @@ class WorldConfig:
     poll_interval_ms: int = 5_000  # POLLABLE_RESOURCE: how often the saga reads an instruction
     rtgs_latency: Latency = LogNormal(400, 0.3, 5_000)
     finality: dict[Ledger, Latency] = field(factory=lambda: dict(_FINALITY))
+    #: seals key material (``IdFactory.key``); a served world's comes from the operator token
+    key_secret: bytes = field(default=b"", repr=False)
 
 
 class World:
@@ -97,7 +99,7 @@ class World:
         self.env = simpy.Environment()
         self.epoch_ms = parse_iso(self.config.epoch)
         self.streams = Streams(self.config.seed)
-        self.ids = IdFactory(self.streams)
+        self.ids = IdFactory(self.streams, self.config.key_secret)
         self.forget_terminal = forget_terminal
         self.log = EventLog(lambda: int(self.env.now), log_sink, retain_log)
         self.participants = ParticipantRegistry()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -74,25 +75,65 @@ def test_an_advance_runs_every_event_due_before_it_answers(shim: Shim) -> None:
     assert (data["lifecycleStatus"], data["terminal"]) == ("settled", True)
 
 
-@pytest.mark.parametrize("slice_steps", [20_000, 7])
-def test_concurrent_advances_take_turns_and_requests_never_see_a_clock_in_between(
+@pytest.mark.parametrize("slice_steps", [2_000, 7])
+def test_concurrent_advances_take_turns_and_reads_see_the_world_between_events(
         shim: Shim, slice_steps: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14, finding 8: reads answer between an advance's slices (a time it has
+    reached, ``advancingTo`` set); advances still take turns and each ends where asked."""
     monkeypatch.setattr(clock_module, "_STEPS_PER_SLICE", slice_steps)
     for n in range(20):
         shim.initiate(reference=f"INV-{n}")
     http = shim.client.http
 
-    async def together() -> list[int]:
+    async def together() -> list[dict[str, Any]]:
         calls = [http.post("/sim/v1/clock/advance", headers=OP, json={"seconds": 1800}),
                  http.get("/sim/v1/clock", headers=OP),
                  http.post("/sim/v1/clock/advance", headers=OP, json={"seconds": 1800}),
                  http.get("/sim/v1/clock", headers=OP)]
-        return [r.json()["data"]["nowMs"] for r in await asyncio.gather(*calls)]
+        return [r.json()["data"] for r in await asyncio.gather(*calls)]
 
     seen = shim.client.run(together())
-    assert seen[0] in (1_800_000, 3_600_000) and seen[2] in (1_800_000, 3_600_000)
-    assert seen[0] != seen[2]
-    assert all(now in (0, 1_800_000, 3_600_000) for now in seen)
+    ends = {seen[0]["nowMs"], seen[2]["nowMs"]}
+    assert ends == {1_800_000, 3_600_000}
+    for read in (seen[1], seen[3]):
+        assert 0 <= read["nowMs"] <= 3_600_000
+        if read["nowMs"] not in (0, 1_800_000, 3_600_000):
+            assert read["advancingTo"] is not None
+
+
+def test_during_a_long_advance_reads_answer_and_writes_wait_for_its_end(
+        shim: Shim, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14, finding 8: a long advance no longer locks every route. The operator's clock
+    and an API read answer while it runs; a write waits and applies at the time reached."""
+    monkeypatch.setattr(clock_module, "_STEPS_PER_SLICE", 5)
+    for n in range(30):
+        shim.initiate(reference=f"LONG-{n}")
+    http = shim.client.http
+    order: list[str] = []
+
+    async def scenario() -> tuple[Any, Any, Any, Any]:
+        advance = asyncio.ensure_future(http.post("/sim/v1/clock/advance", headers=OP,
+                                                  json={"seconds": 7200}))
+        while shim.client.sim.world.now_ms == 0:
+            await asyncio.sleep(0)
+        clock = await http.get("/sim/v1/clock", headers=OP)
+        listed = await http.get("/api/v1/transactions?limit=1", headers=shim.member.auth)
+        order.append("read" if not advance.done() else "late")
+        write = await http.post("/api/v1/transactions", headers=shim.member.auth, json={
+            "useCase": "redeem", "paymentReference": "AFTER",
+            "source": {"amount": "1.00", "asset": shim.issuer.asset},
+            "target": {"amount": "1.00", "asset": {"code": "GBP"}}})
+        order.append("write" if advance.done() else "early")
+        return clock, listed, write, await advance
+
+    clock, listed, write, advanced = shim.client.run(scenario())
+    assert order == ["read", "write"]
+    assert clock.status_code == listed.status_code == 200
+    assert clock.json()["data"]["advancingTo"] == "2026-01-01T02:00:00.000Z"
+    assert 0 < clock.json()["data"]["nowMs"] <= 7_200_000
+    assert advanced.json()["data"]["nowMs"] == 7_200_000
+    assert write.status_code == 201
+    assert write.json()["data"]["initiatedAt"] == "2026-01-01T02:00:00.000Z"
 
 
 def test_realtime_follows_the_wall_clock_times_speed() -> None:

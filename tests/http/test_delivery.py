@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
+import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from ipaddress import ip_address
 from typing import Any
 
+import httpx
 import pytest
 
-from clearing_sim.http.delivery import USER_AGENT, _not_public
+from clearing_sim.http.delivery import (
+    USER_AGENT,
+    RealDeliveries,
+    RealOutcome,
+    _public_address,
+    pinned,
+)
 from clearing_sim.webhooks import verify
 from tests.http.conftest import Client, Receiver, Shim, add, issuer_body, make_client, member_body
 
@@ -146,5 +157,77 @@ def test_without_the_option_the_public_address_rule_stands(url: str, code: str) 
 
 def test_the_real_resolver_is_checked_too() -> None:
     for url in ("http://127.0.0.1:9/", "https://localhost:9/"):
-        refused = asyncio.run(_not_public(url))
-        assert refused is not None and refused.startswith("address_not_public")
+        refused = asyncio.run(_public_address(url))
+        assert isinstance(refused, str) and refused.startswith("address_not_public")
+
+
+# hostile receivers (issue 14, findings 6 and 7) ------------------------------------------------
+class _Hostile(BaseHTTPRequestHandler):
+    mode = "drip"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(200)
+        self.send_header("Content-Length", str(100 << 20))
+        self.end_headers()
+        try:
+            while True:  # one byte at a time (drip) or 100 MiB as fast as it goes (flood)
+                self.wfile.write(b"x" if self.mode == "drip" else b"x" * 65536)
+                self.wfile.flush()
+                if self.mode == "drip":
+                    time.sleep(0.2)
+        except OSError:
+            return
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _one(deliveries: RealDeliveries, url: str) -> RealOutcome:
+    async def go() -> RealOutcome:
+        async with httpx.AsyncClient(trust_env=False) as client:
+            return await deliveries._post(client, url, (), b"{}")
+    return asyncio.run(go())
+
+
+def test_a_dripping_receiver_is_cut_off_at_the_total_deadline(
+        hostile: ThreadingHTTPServer) -> None:
+    """Finding 6: the timeout was per read, so one byte every 5 s held an advance for 40 s."""
+    _Hostile.mode = "drip"
+    started = time.monotonic()
+    outcome = _one(RealDeliveries(True, deadline_s=0.6),
+                   f"http://127.0.0.1:{hostile.server_address[1]}/h")
+    assert outcome.status == 504 and time.monotonic() - started < 3
+
+
+def test_a_flooding_receiver_is_read_no_further_than_the_cap(
+        hostile: ThreadingHTTPServer) -> None:
+    """Finding 6: a 100 MiB answer was read whole; only its status counts."""
+    _Hostile.mode = "flood"
+    outcome = _one(RealDeliveries(True, deadline_s=5),
+                   f"http://127.0.0.1:{hostile.server_address[1]}/h")
+    assert outcome.status == 200
+
+
+@pytest.mark.parametrize(("url", "address", "expected", "host"), [
+    ("https://hooks.example.com/in?a=1", "93.184.216.34", "https://93.184.216.34/in?a=1",
+     "hooks.example.com"),
+    ("https://hooks.example.com:8443/in", "2606:2800:220:1::1",
+     "https://[2606:2800:220:1::1]:8443/in", "hooks.example.com:8443")])
+def test_the_request_goes_to_the_address_that_was_checked(url: str, address: str,
+                                                          expected: str, host: str) -> None:
+    """Finding 7: the name was resolved to check it, then again by httpx to connect."""
+    rewritten, host_header, extensions = pinned(url, ip_address(address))
+    assert (rewritten, host_header) == (expected, host)
+    assert extensions == {"sni_hostname": "hooks.example.com"}

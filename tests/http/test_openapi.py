@@ -22,6 +22,7 @@ from clearing_sim.domain.initiation import AssetRef, InitiateRequest, LegRequest
 from clearing_sim.domain.transaction import UseCase
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.openapi import API_OPERATIONS, OPERATOR_OPERATIONS, document
+from clearing_sim.http.operation_ids import operation_id
 from clearing_sim.http.operator import OPERATOR_ROUTES
 from clearing_sim.service.routes import ROUTES
 from clearing_sim.sim.examples import issuer_profile
@@ -86,6 +87,7 @@ def _fresh() -> tuple[Any, dict[str, Any]]:
         UseCase.REDEEM, "INV-1", LegRequest("10.00", AssetRef(asset.code, asset.issuer)),
         LegRequest("10.00", AssetRef("GBP"))))
     return app, {"issuer": issuer.id, "member": member.id, "tx": tx.id,
+                 "asset": {"code": asset.code, "issuer": asset.issuer},
                  "issuer_admin": credentials.issue_session(issuer.id),
                  "member_key": credentials.issue_api_key(member.id)[1],
                  "member_admin": credentials.issue_session(member.id)}
@@ -134,3 +136,81 @@ def test_schemathesis_deeper(case: Any) -> None:
 @pytest.mark.parametrize("path", ["/api/v1/transactions", "/sim/v1/clock"])
 def test_schemathesis_loaded_both_surfaces(path: str) -> None:
     assert path in document()["paths"]
+
+
+# Schemathesis, stateful: the document's links chain created resources to their operations --
+STATEFUL_STEPS = 6
+STATEFUL_EXAMPLES = 8
+STATEFUL_EXAMPLES_SLOW = 150
+
+
+def test_the_document_links_created_resources_to_their_operations() -> None:
+    paths = document()["paths"]
+    created = paths["/api/v1/transactions"]["post"]["responses"]["201"]["links"]
+    assert {link["operationId"] for link in created.values()} == {
+        operation_id("GET", "/api/v1/transactions/{id}"),
+        operation_id("POST", "/api/v1/transactions/{id}/cancel"),
+        operation_id("GET", "/api/v1/transactions/{id}/recovery-status")}
+    page = paths["/api/v1/transactions"]["get"]["responses"]["200"]["links"]["nextPage"]
+    assert page["parameters"] == {"query.cursor": "$response.body#/meta/nextCursor"}
+
+
+def _workflow() -> Any:
+    api_only = schemathesis.openapi.from_asgi(
+        "/openapi.json", create_app(ServeOptions(operator_token=TOKEN))).include(
+        path_regex="^/api/v1/(transactions|webhooks|sandbox/agents)")
+
+    class Workflow(api_only.as_state_machine()):  # type: ignore[misc]
+        """A fresh world per run; each call with the credential its route takes."""
+
+        def setup(self) -> None:
+            self.app, self.cast = _fresh()
+
+        def before_call(self, case: Any) -> None:
+            """Creations get a valid body (the rest stays generated), so links have
+            something to follow."""
+            made = _VALID.get((case.method.upper(), case.path))
+            if made is not None:
+                case.body = made(self.cast)
+
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            token = self.cast["member_admin"] if "/sandbox/agents" in case.path \
+                else self.cast["member_key"]
+            return {"app": self.app, "headers": {"Authorization": f"Bearer {token}"}}
+
+        def validate_response(self, response: Any, case: Any, **kwargs: Any) -> None:
+            STATEFUL_SEEN.append((case.operation.label, response.status_code))
+            case.validate_response(response, checks=CHECKS)
+
+    return Workflow
+
+
+STATEFUL_SEEN: list[tuple[str, int]] = []
+_VALID = {
+    ("POST", "/api/v1/transactions"): lambda cast: {
+        "useCase": "redeem", "paymentReference": "ST-1",
+        "source": {"amount": "1.00", "asset": cast["asset"]},
+        "target": {"amount": "1.00", "asset": {"code": "GBP"}}},
+    ("POST", "/api/v1/webhooks"): lambda cast: {
+        "url": "https://hooks.example.com/in", "events": ["transaction.settled"]},
+    ("POST", "/api/v1/sandbox/agents"): lambda cast: {
+        "capabilities": {"initiateTransaction": True, "cancelOwnTransaction": True},
+        "expiresAt": "2026-01-02T00:00:00Z"},
+}
+
+
+def test_schemathesis_stateful_follows_the_links_without_a_5xx() -> None:
+    """Issue 14, Proof: stateful Schemathesis through the document's links (bounded)."""
+    STATEFUL_SEEN.clear()
+    _workflow().run(settings=settings(max_examples=STATEFUL_EXAMPLES, deadline=None,
+                                      stateful_step_count=STATEFUL_STEPS, derandomize=True,
+                                      suppress_health_check=list(HealthCheck)))
+    deep = {label for label, status in STATEFUL_SEEN if status < 300 and "{" in label}
+    assert deep, STATEFUL_SEEN  # a linked operation on a created resource answered 2xx
+
+
+@pytest.mark.slow
+def test_schemathesis_stateful_deeper() -> None:
+    _workflow().run(settings=settings(max_examples=STATEFUL_EXAMPLES_SLOW, deadline=None,
+                                      stateful_step_count=12,
+                                      suppress_health_check=list(HealthCheck)))

@@ -315,15 +315,21 @@ def test_the_dry_run_equals_the_integration_path_result(
 
 
 # replay and production ----------------------------------------------------------------------
-def test_a_replayed_application_returns_identical_bytes_and_one_participant(
+def test_a_replayed_application_returns_the_original_answer_without_its_secret(
         svc: Service) -> None:
-    """Idempotency-Key on a state-changing request: the replay is the original response."""
+    """Idempotency-Key on a state-changing request: the replay is the original response,
+    except that an anonymous replay never hands the API key secret to anyone (issue 14,
+    finding 5: anyone knowing the key and body would get the first caller's secret)."""
     participants = len(list(svc.world.participants))
     headers = {"Idempotency-Key": "application-1"}
     first = _apply(svc, _body(), headers=headers)
     again = _apply(svc, _body(), headers=headers)
     assert first.status == again.status == 201
-    assert again.body == first.body
+    assert first.json()["data"]["sandbox"]["apiKeySecret"].startswith("sk_sandbox_")
+    replayed = again.json()
+    assert replayed["data"]["sandbox"]["apiKeySecret"] is None
+    replayed["data"]["sandbox"]["apiKeySecret"] = first.json()["data"]["sandbox"]["apiKeySecret"]
+    assert replayed == first.json()
     assert len(list(svc.world.participants)) == participants + 1
     assert len(svc.api.store(ApplicationBook).applications) == 1
     assert svc.world.log.select("api.request")[-1]["replayed"] is True

@@ -1,0 +1,136 @@
+"""Hostile scenario files (issue 14, finding 10): billion laughs, merge bombs, huge files,
+huge integers, lone surrogates and deep nesting are refused with exit 2, the file named, in
+bounded memory and time, never a traceback. A Hypothesis fuzz of the loader with malformed
+YAML holds the same (bounded in the fast suite, more under ``-m slow``)."""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from clearing_sim.cli import main
+from clearing_sim.scenario.errors import ScenarioError
+from clearing_sim.scenario.loader import parse_scenario
+from clearing_sim.scenario.source import TEXT_CHARS_MAX, VALUES_MAX
+from tests.scenario.kit import BASE
+
+#: Peak traced memory allowed for refusing any hostile file (the issue measured 880 MB).
+MEMORY_MAX_BYTES = 64 << 20
+TRIED = {"files": 0, "tracebacks": 0}
+
+
+def _laughs(levels: int = 9) -> str:
+    lines = ["scenario: lol", 'l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, levels + 1):
+        lines.append(f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 9) + "]")
+    lines.append(f"steps: [*l{levels}]")
+    return "\n".join(lines) + "\n"
+
+
+def _merge_bomb(levels: int = 40) -> str:
+    lines = ["scenario: m", "m0: &m0 {a: 1, b: 2}"]
+    for i in range(1, levels + 1):
+        lines.append(f"m{i}: &m{i} {{<<: [*m{i - 1}], k: [*m{i - 1}, *m{i - 1}, *m{i - 1}]}}")
+    return "\n".join(lines) + "\nsteps: []\n"
+
+
+HOSTILE = {
+    "billion-laughs.yaml": (_laughs(), "aliases"),
+    "merge-bomb.yaml": (_merge_bomb(), "aliases"),
+    "recursive-alias.yaml": ("scenario: r\nsteps: &s [*s]\n", "aliases"),
+    "digits.yaml": ("scenario: d\nworld: {seed: " + "9" * 5000 + "}\nsteps: []\n", "digits"),
+    "surrogate-name.yaml": ('scenario: "Evil\\ud800"\nsteps: []\n', "surrogate"),
+    "surrogate-key.yaml": ('scenario: s\n"k\\udfff": 1\nsteps: []\n', "surrogate"),
+    "deep.yaml": ("scenario: x\nsteps: " + "[" * 20000 + "\n", "nested"),
+    "deep-block.yaml": ("scenario: x\nsteps: \n" + "- " * 5000 + "x\n", "nested"),
+    "huge.yaml": ("scenario: big\nsteps:\n" + "  - advance: 1ms\n" * 400_000, "bytes"),
+}
+
+
+def _refused(text: str, name: str = "f.yaml") -> tuple[ScenarioError, int]:
+    tracemalloc.start()
+    try:
+        with pytest.raises(ScenarioError) as caught:
+            parse_scenario(text, name)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return caught.value, peak
+
+
+@pytest.mark.parametrize("name", sorted(set(HOSTILE) - {"huge.yaml"}))
+def test_a_hostile_file_is_refused_in_bounded_memory(name: str) -> None:
+    text, word = HOSTILE[name]
+    error, peak = _refused(text, name)
+    assert all(line.startswith(name) for line in error.lines())
+    assert word in " ".join(error.lines()) or (word == "digits" and "30 digits" in str(
+        error.lines())), error.lines()
+    assert peak < MEMORY_MAX_BYTES, peak
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_validate_and_run_exit_2_naming_the_file(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text(HOSTILE[name][0], encoding="utf-8")
+    for command in ("validate", "run"):
+        result = CliRunner().invoke(main, [command, str(path)])
+        assert result.exit_code == 2, (command, result.output)
+        assert str(path) in result.output and "Traceback" not in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_the_bounds_are_far_above_any_shipped_file() -> None:
+    root = Path(__file__).resolve().parents[2] / "scenarios"
+    assert max(p.stat().st_size for p in root.glob("*.yaml")) * 8 < TEXT_CHARS_MAX
+    assert VALUES_MAX >= 100_000
+
+
+# the fuzzer -------------------------------------------------------------------------------
+_PIECES = st.sampled_from([
+    "&a ", "*a", "*b", "&b ", "<<: *a", "<<: [*a, *b]", "[", "]", "{", "}", ",", ": ", "- ",
+    "\n", "\n  ", "\n    ", '"\\ud800"', '"\\udfff x"', "'e\u0301'", "9" * 40, "0x" + "f" * 40,
+    "1:2:3:4:5:6", "!!python/object:os.system", "!!binary aGk=", "!!set {a}", "? ", "|\n  x",
+    ">-\n  y", "~", ".nan", ".inf", "-.inf", "2026-01-01", "${x}", "%YAML 1.1\n---\n", "---\n",
+    "...\n", "\t", "\x00", "\ufeff", "#c\n", "scenario: x\n", "steps:\n", "world:\n  seed: ",
+])
+
+
+@st.composite
+def _texts(draw: st.DrawFn) -> str:
+    if draw(st.booleans()):
+        lines = BASE.splitlines()
+        at = draw(st.integers(0, len(lines) - 1))
+        piece = "".join(draw(st.lists(_PIECES | st.text(max_size=8), min_size=1, max_size=6)))
+        lines.insert(at, piece) if draw(st.booleans()) else lines.__setitem__(at, piece)
+        return "\n".join(lines) + "\n"
+    return "".join(draw(st.lists(_PIECES | st.text(max_size=10), max_size=30)))
+
+
+def _load(text: str) -> None:
+    TRIED["files"] += 1
+    try:
+        parse_scenario(text, "f.yaml")
+    except ScenarioError as error:
+        assert error.lines() and all(line.startswith("f.yaml") for line in error.lines())
+    except BaseException:
+        TRIED["tracebacks"] += 1
+        raise
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(text=_texts())
+def test_malformed_yaml_is_loaded_or_refused_never_a_traceback(text: str) -> None:
+    _load(text)
+
+
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=_texts())
+def test_malformed_yaml_deeper(text: str) -> None:
+    _load(text)
