@@ -62,6 +62,7 @@ LAZY_SUMMARIES: dict[str, str] = {
     "conformance": "Conformance kits: point one at your endpoint, get a verdict per check.",
     "receiver": "Reference webhook receivers, as real HTTP servers.",
     "issuer": "The issuer side: a reference issuer gateway and the certificates it needs.",
+    "journal": "Read a request journal written by clearing-sim serve --journal.",
     "workload": "Run one workload file under one seed; print its key figures and digest.",
     "sweep": "Run a sweep: every parameter set of FILE × every seed; results as Parquet in --out.",
     "report": "Write a self-contained HTML report of the sweep results in FOLDER.",
