@@ -1,7 +1,15 @@
 """Benchmark: N redeem sagas (mixed modes, Poisson arrivals) against bare SimPy, in one run.
 
 Run:  python benchmarks/bench_sagas.py [--transactions N] [--seed S] [--repeat R] [--digest]
-                                       [--mix]
+                                       [--mix] [--baseline CHECKOUT]
+
+``--mix`` first reports the headline figure (issue: the engine, three times faster): the
+model's transactions per wall-second against a *toy saga* of the same shape of work in SimPy
+(``run_toy``: per transaction 8 timeouts, 2 issuer round trips and 10 log records, no model
+code), in the same process, with the ratio (target: at least 0.25x) and the run's digest.
+``--baseline CHECKOUT`` (another checkout of the project, e.g. ``git worktree add /tmp/base
+main``) also loads that checkout's engine into this process and runs it alternately with this
+one, R times each, best of each: before and after in the same run, with both digests.
 
 It reports transactions per wall-second and SimPy events per wall-second for the model, and
 events per wall-second for a bare SimPy loop that processes the same number of events
@@ -17,6 +25,9 @@ check that a change to the engine left the model's behaviour as it was.
 from __future__ import annotations
 
 import argparse
+import importlib
+import random
+import sys
 import time
 from collections.abc import Generator
 from typing import Any
@@ -32,16 +43,92 @@ def _scheduled(env: simpy.Environment) -> int:
     return next(env._eid)  # a private counter, read once after the run
 
 
-def run_model(n: int, seed: int) -> tuple[float, int, int, str]:
-    cast = example_world(seed)
+def load_engine(checkout: str) -> tuple[Any, Any]:
+    """``example_world`` and ``poisson_redeems`` of the ``clearing_sim`` in ``checkout``,
+    loaded beside the one already imported (the engine imports nothing lazily, so each set
+    of modules keeps its own)."""
+    mine = {name: module for name, module in sys.modules.items()
+            if name == "clearing_sim" or name.startswith("clearing_sim.")}
+    for name in mine:
+        del sys.modules[name]
+    sys.path.insert(0, checkout)
+    try:
+        examples = importlib.import_module("clearing_sim.sim.examples")
+        workload = importlib.import_module("clearing_sim.sim.workload")
+    finally:
+        sys.path.remove(checkout)
+        for name in [n for n in sys.modules
+                     if n == "clearing_sim" or n.startswith("clearing_sim.")]:
+            del sys.modules[name]
+        sys.modules.update(mine)
+    return examples.example_world, workload.poisson_redeems
+
+
+def run_model(n: int, seed: int, engine: tuple[Any, Any] | None = None,
+              ) -> tuple[float, int, int, str]:
+    make_world, redeems = engine or (example_world, poisson_redeems)
+    cast = make_world(seed)
     world = cast.world
-    world.env.process(poisson_redeems(cast, n, mean_gap_ms=2_000))
+    world.env.process(redeems(cast, n, mean_gap_ms=2_000))
     start = time.perf_counter()
     world.run_all()
     wall = time.perf_counter() - start
     settled = sum(1 for tx in world.transactions if tx.lifecycle_status.value == "settled")
     assert settled == n, f"only {settled} of {n} settled"
     return wall, _scheduled(world.env), len(world.log), world.log.digest()
+
+
+def run_toy(transactions: int, seed: int) -> float:
+    """The toy saga: what a transaction costs in SimPy with the model's shape of work and none
+    of its code. Per transaction one process waits 8 timeouts (intake, lock, earmark, the
+    sending of two instructions, burn, settlement, the last update) and two issuer round
+    trips (each a sub-process that waits the issuer's latency and answers through an event
+    the saga waits on); it appends 10 records (a tuple of time, sequence, kind and a dict of
+    fields) to a list. Arrivals are Poisson from ``seed``.
+    Returns the wall seconds of the run."""
+    env = simpy.Environment()
+    rng = random.Random(seed)
+    log: list[tuple[float, int, str, dict[str, Any]]] = []
+
+    def record(kind: str, tx: int, **fields: Any) -> None:
+        log.append((env.now, len(log), kind, {"transactionId": tx, **fields}))
+
+    def issuer(tx: int, answer: simpy.Event) -> Generator[simpy.Event, Any, None]:
+        yield env.timeout(rng.randint(500, 20_000))
+        record("issuer.request", tx, route="POST /instructions")
+        answer.succeed("COMPLETED")
+
+    def saga(tx: int) -> Generator[simpy.Event, Any, None]:
+        yield env.timeout(200)
+        record("saga.step", tx, name="Validated")
+        yield env.timeout(rng.randint(400, 1_600))
+        record("ledger.lock", tx, amount="10.00")
+        yield env.timeout(rng.randint(300, 500))
+        record("rtgs.earmark", tx, amountGbp="10.00")
+        for _ in range(2):
+            yield env.timeout(rng.randint(60, 120))
+            answer = env.event()
+            env.process(issuer(tx, answer))
+            status = yield answer
+            record("issuer.instruction", tx, status=status)
+        yield env.timeout(rng.randint(400, 1_600))
+        record("ledger.burn", tx, amount="10.00")
+        yield env.timeout(rng.randint(300, 500))
+        record("rtgs.settle", tx, amountGbp="10.00")
+        yield env.timeout(1)
+        record("transaction.state", tx, lifecycleStatus="settled")
+
+    def arrivals() -> Generator[simpy.Event, Any, None]:
+        for tx in range(transactions):
+            yield env.timeout(round(rng.expovariate(1 / 2_000)))
+            env.process(saga(tx))
+
+    env.process(arrivals())
+    start = time.perf_counter()
+    env.run()
+    wall = time.perf_counter() - start
+    assert len(log) == 10 * transactions
+    return wall
 
 
 def run_bare(events: int) -> float:
@@ -114,6 +201,24 @@ def event_mix(n: int, seed: int) -> dict[str, int]:
     return counts
 
 
+def compare(checkout: str, n: int, seed: int, repeat: int) -> None:
+    """Before (``checkout``) and after (this engine) in one process, alternately, with the
+    toy saga between them: best of ``repeat`` each."""
+    engines = {"before": load_engine(checkout), "after": None}
+    best: dict[str, tuple[float, int, int, str]] = {}
+    toy = float("inf")
+    for _ in range(repeat):
+        for label, engine in engines.items():
+            run = run_model(n, seed, engine)
+            best[label] = min(best.get(label, run), run)
+        toy = min(toy, run_toy(n, seed))
+    print(f"toy saga: {n / toy:,.0f} tx/s")
+    for label, (wall, events, records, digest) in best.items():
+        print(f"model {label}: {n / wall:,.0f} tx/s, model / toy {toy / wall:.3f}x, "
+              f"{events} SimPy events, {records} records, digest {digest}")
+    print(f"after / before: {best['before'][0] / best['after'][0]:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transactions", type=int, default=2_000)
@@ -122,10 +227,21 @@ def main() -> None:
     parser.add_argument("--digest", action="store_true", help="print the event-log digest")
     parser.add_argument("--mix", action="store_true",
                         help="print the model's SimPy events by class, per transaction")
+    parser.add_argument("--baseline", metavar="CHECKOUT",
+                        help="also run the engine of this checkout, alternately with this one")
     args = parser.parse_args()
+    if args.baseline:
+        compare(args.baseline, args.transactions, args.seed, args.repeat)
     runs = [run_model(args.transactions, args.seed) for _ in range(args.repeat)]
     assert len({run[1:] for run in runs}) == 1, "runs of one seed differ"
     wall, events, records, digest = min(runs)
+    if args.mix:
+        toy = min(run_toy(args.transactions, args.seed) for _ in range(args.repeat))
+        model_rate, toy_rate = args.transactions / wall, args.transactions / toy
+        print(f"model: {model_rate:,.0f} tx/s; toy saga (8 timeouts, 2 issuer round trips, "
+              f"10 records per tx): {toy_rate:,.0f} tx/s; model / toy: "
+              f"{model_rate / toy_rate:.3f}x (target >= 0.25x)")
+        print(f"digest {digest}")
     bare = min(run_bare(events) for _ in range(args.repeat))
     per_model, per_bare = wall / events, bare / events
     print(f"model: {args.transactions} redeems, {events} SimPy events, {records} log records")
@@ -145,7 +261,7 @@ def main() -> None:
                   for name, count in sorted(event_mix(args.transactions, args.seed).items())}
         print("model's events per transaction: "
               + ", ".join(f"{name} {count:.1f}" for name, count in per_tx.items()))
-    if args.digest:
+    if args.digest and not args.mix:
         print(f"digest {digest}")
 
 

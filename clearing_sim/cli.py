@@ -5,7 +5,10 @@ Public names: ``main``.
 Commands that pull in heavy packages (the HTTP shim, the analysts' sweeps) live beside their
 door and are imported only when invoked: ``LAZY_COMMANDS`` maps a command name to
 ``module:attribute`` of a ``click.Command``. A command whose extra is not installed is still
-listed, and refuses with the extra to install (``clearing_sim.extras``).
+listed, and refuses with the extra to install (``clearing_sim.extras``). ``--help`` lists the
+lazy commands from ``LAZY_SUMMARIES`` (each the first line of the command's help, a test keeps
+them equal) and ``LAZY_EXTRAS``, so the group's help and ``run`` never import pandas,
+matplotlib, dask, pyarrow, Starlette or uvicorn.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import TextIO
 import click
 
 from clearing_sim.demo import run_demo
-from clearing_sim.extras import MissingExtra
+from clearing_sim.extras import MissingExtra, require
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import collect, load_scenario, validate_paths
 from clearing_sim.scenario.model import Scenario
@@ -52,6 +55,20 @@ LAZY_COMMANDS: dict[str, str] = {
     "issuer": "clearing_sim.gateway.cli:issuer",
 }
 
+#: name -> the first line of the lazy command's help, as ``--help`` lists it.
+LAZY_SUMMARIES: dict[str, str] = {
+    "serve": "Serve the API over HTTP on a simulated world whose clock you drive.",
+    "conformance": "Conformance kits: point one at your endpoint, get a verdict per check.",
+    "receiver": "Reference webhook receivers, as real HTTP servers.",
+    "issuer": "The issuer side: a reference issuer gateway and the certificates it needs.",
+    "workload": "Run one workload file under one seed; print its key figures and digest.",
+    "sweep": "Run a sweep: every parameter set of FILE × every seed; results as Parquet in --out.",
+    "report": "Write a self-contained HTML report of the sweep results in FOLDER.",
+}
+
+#: name -> the extra a lazy command's package requires (``clearing_sim.extras``).
+LAZY_EXTRAS: dict[str, str] = {"workload": "analysis", "sweep": "analysis", "report": "analysis"}
+
 
 def _needs_extra(name: str, missing: MissingExtra) -> click.Command:
     """What stands for a command whose extra is not installed: listed, explained, refused."""
@@ -63,6 +80,20 @@ def _needs_extra(name: str, missing: MissingExtra) -> click.Command:
                          help=f"(needs the '{missing.extra}' extra: python -m pip install "
                               f"'clearing-sim[{missing.extra}]') {missing}",
                          short_help=f"(not installed: needs the '{missing.extra}' extra)")
+
+
+def _listed(name: str) -> click.Command | None:
+    """A lazy command as ``--help`` lists it, without importing it (None: not known here)."""
+    summary = LAZY_SUMMARIES.get(name)
+    if summary is None:
+        return None
+    extra = LAZY_EXTRAS.get(name)
+    if extra is not None:
+        try:
+            require(extra, f"clearing-sim {name}")
+        except MissingExtra as missing:
+            return _needs_extra(name, missing)
+    return click.Command(name, help=summary)
 
 
 class _LazyGroup(click.Group):
@@ -79,6 +110,20 @@ class _LazyGroup(click.Group):
             assert isinstance(command, click.Command), LAZY_COMMANDS[cmd_name]
             return command
         return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list, without importing a lazy command (its summary stands in, or
+        what says its extra is missing)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = _listed(name) or self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command))
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit))
+                                    for name, command in rows])
 
 
 @click.group(cls=_LazyGroup)

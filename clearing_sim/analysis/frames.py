@@ -25,6 +25,7 @@ are milliseconds since the run started, ``*_at`` columns UTC timestamps from its
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -418,15 +419,31 @@ def frames_from_log(log: EventLog | Iterable[Record],
     return frames_from_records(_triples(log), frames)
 
 
-def read_jsonl(path: str | Path) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
-    """(virtual ms, kind, fields) per line of a canonical JSON-lines log, streamed."""
+def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
+               ) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
+    """(virtual ms, kind, fields) per line of a canonical JSON-lines log, streamed; with
+    ``kinds``, only the records of those kinds.
+
+    A line is parsed only if it holds ``"kind":"<one of kinds>"``: the canonical form writes
+    a record's own kind so, and a string value cannot hold it unescaped, so no wanted record
+    is skipped (a nested key that happens to match is parsed, then dropped by its kind)."""
+    wanted = None if kinds is None else frozenset(kinds)
+    marker = None if wanted is None else re.compile(
+        '"kind":"(?:' + "|".join(re.escape(k) for k in sorted(wanted)) + ')"')
     with Path(path).open(encoding="utf-8") as lines:
         for line in lines:
+            if marker is not None and marker.search(line) is None:
+                continue
             if line.strip():
                 body = json.loads(line)
-                yield body["at"], body["kind"], body
+                if wanted is None or body["kind"] in wanted:
+                    yield body["at"], body["kind"], body
 
 
 def frames_from_jsonl(path: str | Path, frames: Iterable[str] = FRAME_NAMES) -> Frames:
-    """The frames of a log written with ``EventLog.write_jsonl``, read line by line."""
-    return frames_from_records(read_jsonl(path), frames)
+    """The frames of a log written with ``EventLog.write_jsonl``, read line by line (only
+    the lines of the kinds those frames are built from are parsed)."""
+    builder = _Builder(frames)
+    for at_ms, kind, fields in read_jsonl(path, builder.handlers):
+        builder.feed(at_ms, kind, fields)
+    return builder.build()

@@ -22,7 +22,7 @@ _V1 = re.compile(r"[0-9a-f]{64}")
 
 def sign(secret: str, t: int, body: bytes) -> str:
     message = str(t).encode() + b"." + body
-    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+    return hmac.digest(secret.encode(), message, hashlib.sha256).hex()
 
 
 def signature_header(secret: str, t: int, body: bytes) -> str:

@@ -11,6 +11,7 @@ converter (``clearing_sim.service.wire``).
 from __future__ import annotations
 
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 from attrs import fields, frozen
@@ -125,13 +126,20 @@ class Transaction:
 
     def replace(self, **changes: Any) -> Transaction:
         """This transaction with ``changes``: what ``attrs.evolve`` makes, without its field
-        introspection on every call (the book makes one at each saga step)."""
-        values = [changes.pop(name) if name in changes else getattr(self, name)
-                  for name in _FIELD_NAMES]
-        return Transaction(*values, **changes)  # a name left in ``changes`` is no field
+        introspection on every call (the book makes one at each saga step): every value read
+        at once, the changed ones put at their field's position."""
+        values = list(_ALL_FIELDS(self))
+        for name, value in changes.items():
+            index = _FIELD_INDEX.get(name)
+            if index is None:
+                raise TypeError(f"Transaction has no field {name!r}")
+            values[index] = value
+        return Transaction(*values)
 
 
 _FIELD_NAMES = tuple(a.name for a in fields(Transaction))  # in ``__init__`` order
+_FIELD_INDEX = {name: i for i, name in enumerate(_FIELD_NAMES)}
+_ALL_FIELDS = attrgetter(*_FIELD_NAMES)
 
 
 @frozen

@@ -273,6 +273,10 @@ class HttpGateway:
                 return snap
             time.sleep(min(0.02, patience_s - quiet_for))
 
+    def read(self, instruction_id: str) -> simpy.Event:
+        """``get`` in a process of its own: the process is the event."""
+        return self.world.env.process(self.get(instruction_id))
+
     def execute(self, instruction_id: str) -> Proc:
         self._execute_sent.add(instruction_id)
         ins = self._resolve(instruction_id)

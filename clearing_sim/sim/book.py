@@ -104,6 +104,8 @@ class TransactionBook:
         old_steps = old.steps if old is not None else ()
         for i, step in enumerate(new.steps):
             before = old_steps[i] if i < len(old_steps) else None
-            if before is not step and before != step:
+            if before is step:  # a saga step update rebuilds only the steps it changes
+                continue
+            if before is None or before != step:
                 self._log.append("saga.step", transactionId=transaction_id, index=i,
                                  name=step.name.value, status=step.status.value)

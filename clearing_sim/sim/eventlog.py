@@ -5,8 +5,11 @@ Public names: ``Record``, ``EventLog``, ``JsonValue``.
 A record is (virtual ms, sequence number, kind, fields). Fields hold JSON values only
 (str, int, bool, None, lists and dicts of them): amounts are decimal strings already. The
 canonical form is one JSON object per line with sorted keys and no spaces; the digest is the
-sha256 of those lines joined by ``\\n``. It is computed on demand, so logging stays cheap.
-Listeners (the webhook channel, timelines, tests) see each record as it is appended.
+sha256 of those lines joined by ``\\n``. It is computed on demand, so logging stays cheap: a
+record is a small slotted object holding the keyword arguments it was appended with, and its
+canonical line is built only when the digest, a sink or a reader asks for it.
+Listeners (the webhook channel, timelines, tests) see each record as it is appended; a
+listener for one kind (``listen(f, kind)``) is called for records of that kind only.
 
 A log made with a ``sink`` writes each record's canonical line to it as it is appended and
 keeps the digest incrementally (the same digest); with ``retain=False`` it keeps no record in
@@ -21,19 +24,40 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
-from attrs import frozen
-
 __all__ = ["EventLog", "JsonValue", "LogNotRetained", "Record"]
 
 JsonValue = str | int | bool | None | list[Any] | dict[str, Any]
 
 
-@frozen
+#: The canonical form's encoder, made once (``json.dumps`` with options builds one per call).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 class Record:
-    at_ms: int
-    seq: int
-    kind: str
-    fields: Mapping[str, JsonValue]
+    """One fact of the run. Immutable by convention: nothing changes a record once appended
+    (a plain slotted class: an attrs frozen value costs a checked ``setattr`` per field, and
+    the log makes ~31 records per transaction)."""
+
+    __slots__ = ("at_ms", "fields", "kind", "seq")
+
+    def __init__(self, at_ms: int, seq: int, kind: str,
+                 fields: Mapping[str, JsonValue]) -> None:
+        self.at_ms = at_ms
+        self.seq = seq
+        self.kind = kind
+        self.fields = fields
+
+    def __repr__(self) -> str:
+        return (f"Record(at_ms={self.at_ms!r}, seq={self.seq!r}, kind={self.kind!r}, "
+                f"fields={self.fields!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Record):
+            return NotImplemented
+        return (self.at_ms, self.seq, self.kind, self.fields) == \
+            (other.at_ms, other.seq, other.kind, other.fields)
+
+    __hash__ = None  # type: ignore[assignment]  # fields are a dict: not hashable
 
     def __getitem__(self, name: str) -> JsonValue:
         return self.fields[name]
@@ -43,7 +67,7 @@ class Record:
 
     def canonical(self) -> str:
         body = {"at": self.at_ms, "seq": self.seq, "kind": self.kind, **self.fields}
-        return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _CANONICAL.encode(body)
 
 
 class LogNotRetained(RuntimeError):
@@ -58,7 +82,8 @@ class EventLog:
         assert retain or sink is not None, "a log that keeps no record needs a sink"
         self._clock = clock
         self._records: list[Record] = []
-        self._listeners: list[Callable[[Record], None]] = []
+        #: (kind or None for every kind, listener), in the order they were added
+        self._listeners: list[tuple[str | None, Callable[[Record], None]]] = []
         self._count = 0
         self._sink = sink
         self._retain = retain
@@ -77,17 +102,24 @@ class EventLog:
                 self._hash.update(b"\n")
             self._hash.update(line.encode())
             self._sink.write(line + "\n")
-        if self._listeners:
-            for listener in self._listeners:
+        for wanted, listener in self._listeners:
+            if wanted is None or wanted == kind:
                 listener(record)
         return record
 
-    def listen(self, listener: Callable[[Record], None]) -> None:
-        self._listeners.append(listener)
+    def listen(self, listener: Callable[[Record], None], kind: str | None = None) -> None:
+        """Call ``listener`` with each record appended from now on (of ``kind`` only, if
+        given), in the order the listeners were added."""
+        self._listeners.append((kind, listener))
 
     def unlisten(self, listener: Callable[[Record], None]) -> None:
-        """Stop telling ``listener`` (a kit that watched one run of a long-lived world)."""
-        self._listeners.remove(listener)
+        """Stop telling ``listener`` (a kit that watched one run of a long-lived world); its
+        first registration goes, whatever kind it listened to (ValueError if none)."""
+        for i, (_, known) in enumerate(self._listeners):
+            if known == listener:
+                del self._listeners[i]
+                return
+        raise ValueError(f"{listener!r} does not listen to this log")
 
     def __len__(self) -> int:
         return self._count

@@ -60,6 +60,11 @@ class Gateway(Protocol):
         """GET /instructions/{id} → ``Snapshot``."""
         ...
 
+    def read(self, instruction_id: str) -> simpy.Event:
+        """``get`` as an event that succeeds with the ``Snapshot`` (the saga waits on it
+        beside its deadline; a read it stops waiting for still completes)."""
+        ...
+
     def execute(self, instruction_id: str) -> Proc:
         """POST /instructions/{id}/execute (Mode 2) → ``Snapshot``."""
         ...

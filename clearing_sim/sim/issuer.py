@@ -39,6 +39,7 @@ from clearing_sim.domain.profile import CustodyModel, FeedbackChannel, Settlemen
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.domain.timefmt import render_iso
 from clearing_sim.sim.ledger import ChainLedger, LedgerRefused, Receipt
+from clearing_sim.sim.timers import later, soon
 
 if TYPE_CHECKING:
     from clearing_sim.sim.world import World
@@ -203,6 +204,28 @@ class IssuerGateway:
         ins = self.instructions[instruction_id]  # a read in flight outlives a forget
         yield from self._request("GET /instructions/{id}", instructionId=instruction_id)
         return ins.snapshot()
+
+    def read(self, instruction_id: str) -> simpy.Event:
+        """``get`` as an event of its own, without a process: it succeeds with the snapshot
+        when the answer arrives, at the instant and in the order ``env.process(get(...))``
+        would (the latency drawn at the process's start, ``timers.soon``). A read nobody
+        waits for any more still reaches the issuer and is logged."""
+        env = self.world.env
+        answer = env.event()
+
+        def start() -> None:
+            ins = self.instructions[instruction_id]  # a read in flight outlives a forget
+
+            def arrive() -> None:
+                self.world.log.append("issuer.request", issuerId=self.issuer_id,
+                                      route="GET /instructions/{id}",
+                                      instructionId=instruction_id)
+                answer.succeed(ins.snapshot())
+
+            later(env, self.behaviour.request_latency.sample(self._rng_latency), arrive)
+
+        soon(env, start)
+        return answer
 
     def execute(self, instruction_id: str) -> Proc:
         ins = self.instructions[instruction_id]
@@ -376,11 +399,18 @@ class IssuerGateway:
                               instructionId=ins.id, transactionId=ins.transaction_id,
                               leg=ins.kind, status=status.value)
         if FeedbackChannel.SIGNED_WEBHOOK in ins.feedback and status is not _S.RECEIVED:
-            self.world.env.process(self._send_webhook(ins.snapshot()))
+            self._schedule_webhook(ins.snapshot())
 
-    def _send_webhook(self, snap: Snapshot) -> Proc:
+    def _schedule_webhook(self, snap: Snapshot) -> None:
+        """Send the status webhook after the sampled webhook latency, without a process: the
+        latency is drawn where a process started now would draw it (``timers.soon``), so the
+        issuer's stream is drawn in the same order."""
+        env = self.world.env
+        soon(env, lambda: later(env, self.behaviour.webhook_latency.sample(self._rng_latency),
+                                lambda: self._send_webhook(snap)))
+
+    def _send_webhook(self, snap: Snapshot) -> None:
         """The issuer's status webhook to the service: a signed prompt, nothing more."""
-        yield self._wait(self.behaviour.webhook_latency)
         body = {"instructionId": snap.instruction_id, "status": snap.status.value,
                 "onchain": {"txHash": snap.tx_hash, "ledgerSequence": snap.ledger_sequence},
                 "finalizedAt": None if snap.finalized_at_ms is None

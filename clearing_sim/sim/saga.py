@@ -52,6 +52,7 @@ from clearing_sim.sim.gateway import Gateway
 from clearing_sim.sim.issuer import COMPENSATION_REASON, Snapshot
 from clearing_sim.sim.ledger import LedgerRefused
 from clearing_sim.sim.rtgs import RtgsRefused
+from clearing_sim.sim.timers import first_of
 
 if TYPE_CHECKING:
     from clearing_sim.sim.world import World
@@ -429,12 +430,12 @@ class Saga:
             if FeedbackChannel.POLLABLE_RESOURCE in channels:
                 poll_ms = min(self.world.config.poll_interval_ms, remaining)
                 waits.append(env.timeout(poll_ms))
-            yield env.any_of(waits)
+            yield first_of(env, waits)
             if self.world.now_ms >= sent.deadline_ms:
                 return LegOutcome.SILENCE  # the deadline wins a tie
             inbox.consume(sent.instruction_id)
-            read = env.process(sent.gateway.get(sent.instruction_id))
-            yield read | deadline
+            read = sent.gateway.read(sent.instruction_id)
+            yield first_of(env, [read, deadline])
             if not read.triggered or self.world.now_ms >= sent.deadline_ms:
                 return LegOutcome.SILENCE
             snap = read.value

@@ -96,7 +96,7 @@ class WebhookChannel:
         self._history = not world.forget_terminal  # else: keep only pending deliveries
         self._created = 0
         self._pending: dict[str, dict[int, Delivery]] = {}  # by subscription, then by seq
-        world.log.listen(self._on_record)
+        world.log.listen(self._fan_out, "transaction.state")
 
     # engine controls ----------------------------------------------------------------------
     def set_receiver(self, url: str, behaviour: ReceiverBehaviour) -> None:
@@ -111,11 +111,9 @@ class WebhookChannel:
         return [d for d in self.deliveries if d.subscription_id == subscription_id]
 
     # fan-out ------------------------------------------------------------------------------
-    def _on_record(self, record: Record) -> None:
-        if record.kind == "transaction.state":
-            self._fan_out(record)
-
     def _fan_out(self, record: Record) -> None:
+        if not len(self._world.subscriptions):
+            return  # nobody subscribed to anything yet
         event_type = EventType(str(record["event"]))
         audience = self._world.transactions[str(record["transactionId"])].audience
         wanted = [s for s in self._world.subscriptions

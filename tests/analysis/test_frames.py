@@ -93,3 +93,22 @@ def test_parquet_round_trip_keeps_dtypes(tiny_run: WorkloadRun, tmp_path: Path) 
     back = Frames.read_parquet(tmp_path)
     for name in FRAME_NAMES:
         pd.testing.assert_frame_equal(back[name], tiny_run.frames[name])
+
+
+def test_read_jsonl_with_kinds_parses_only_their_lines_and_misses_none(tmp_path: Path) -> None:
+    """``kinds`` skips other lines unparsed, yet a string or a nested key that looks like a
+    wanted kind neither hides a wanted record nor lets another one through."""
+    from clearing_sim.analysis.frames import read_jsonl
+    from clearing_sim.sim.eventlog import EventLog
+
+    log = EventLog(lambda: 5)
+    log.append("a.b", note='"kind":"x.y"', body={"kind": "x.y"})
+    log.append("x.y", n=1)
+    log.append("x.yz", n=2)
+    log.append("x.y", note="kind", n=3)
+    path = tmp_path / "log.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        log.write_jsonl(out)
+    assert [(kind, fields["n"]) for _, kind, fields in read_jsonl(path, ["x.y"])] == \
+        [("x.y", 1), ("x.y", 3)]
+    assert len(list(read_jsonl(path))) == 4

@@ -78,3 +78,13 @@ def test_parse_duration_ms(text: str, ms: int) -> None:
 def test_parse_duration_ms_refusals(text: str) -> None:
     with pytest.raises(ValueError):
         parse_duration_ms(text)
+
+
+@given(st.integers(-62_135_596_800_000, 253_402_300_799_999))  # 0001-01-01 .. 9999-12-31
+def test_render_iso_is_the_strftime_text(unix_ms: int) -> None:
+    """The fast rendering gives exactly what rendering through ``datetime`` gives."""
+    from datetime import UTC, datetime, timedelta
+
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=unix_ms)
+    assert render_iso(unix_ms) == \
+        moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

@@ -117,3 +117,14 @@ def test_enums_hold_the_spec_values_seen() -> None:
     assert {"None", "Locked", "ReturnedToSender"} <= {c.value for c in ChainState}
     assert {"None", "Earmarked", "Cancelled"} <= {r.value for r in RtgsState}
     assert FeeStatus.PENDING.value == "pending"
+
+
+
+def test_replace_changes_the_named_fields_only_and_refuses_an_unknown_name() -> None:
+    """``Transaction.replace`` is ``attrs.evolve`` (the book's update at each saga step)."""
+    tx = make_tx()
+    changes = {"parked": True, "updated_at_ms": 99, "reason_code": "x"}
+    assert tx.replace(**changes) == attrs.evolve(tx, **changes)
+    assert tx.replace() == tx
+    with pytest.raises(TypeError):
+        tx.replace(no_such_field=1)

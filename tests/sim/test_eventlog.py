@@ -140,3 +140,28 @@ def test_every_saga_step_change_is_logged() -> None:
             last[int(str(r["index"]))] = (str(r["name"]), str(r["status"]))
         assert [last[i] for i in range(len(tx.saga.steps))] == [
             (s.name.value, s.status.value) for s in tx.saga.steps]
+
+
+
+def test_a_listener_for_one_kind_hears_only_it_and_unlisten_stops_any_listener() -> None:
+    log = EventLog(lambda: 0)
+    every: list[str] = []
+    some: list[str] = []
+
+    def hear_every(record: Record) -> None:
+        every.append(record.kind)
+
+    def hear_some(record: Record) -> None:
+        some.append(record.kind)
+
+    log.listen(hear_every)
+    log.listen(hear_some, "a.b")
+    log.append("a.b")
+    log.append("c.d")
+    assert every == ["a.b", "c.d"] and some == ["a.b"]
+    log.unlisten(hear_some)
+    log.unlisten(hear_every)
+    log.append("a.b")
+    assert every == ["a.b", "c.d"] and some == ["a.b"]
+    with pytest.raises(ValueError):
+        log.unlisten(hear_some)
