@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from clearing_sim.cli import main
 from clearing_sim.conformance.receiver_kit import CHECKS
 from clearing_sim.conformance.receiver_run import shim_api_key
-from tests.conformance.conftest import SECRET, Serve, free_port
+from tests.conformance.conftest import SECRET, Serve, free_ports
 
 
 def _kit(*args: str) -> list[str]:
@@ -76,8 +76,9 @@ def test_bad_usage_exits_2_with_a_message(args: list[str]) -> None:
 
 
 def test_an_unreachable_receiver_exits_2() -> None:
-    result = CliRunner().invoke(main, _kit(f"http://127.0.0.1:{free_port()}/hooks", "--secret",
-                                           SECRET, "--shim-port", str(free_port())))
+    receiver_port, shim_port = free_ports(2)  # distinct: the shim must not answer as receiver
+    result = CliRunner().invoke(main, _kit(f"http://127.0.0.1:{receiver_port}/hooks", "--secret",
+                                           SECRET, "--shim-port", str(shim_port)))
     assert result.exit_code == 2
     assert "the receiver did not answer" in result.output
 

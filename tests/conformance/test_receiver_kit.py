@@ -28,7 +28,7 @@ from clearing_sim.conformance.receiver_server import (
 )
 from clearing_sim.conformance.report import Exchange, Report, Verdict, exit_code
 from clearing_sim.webhooks import REPLAY_WINDOW_S, ReferenceReceiver
-from tests.conformance.conftest import SECRET, Serve, free_port
+from tests.conformance.conftest import SECRET, Serve, free_port, free_ports
 
 #: What the naive receiver (dedup on type + transaction, trusts the payload, no window)
 #: must fail; it must pass every other check.
@@ -112,7 +112,8 @@ def test_every_delivery_carries_its_request_and_response_as_evidence(
 
 def test_a_receiver_that_answers_nothing_is_unreachable_not_failed() -> None:
     with pytest.raises(TargetUnreachable, match="ConnectError"):
-        _run(f"http://127.0.0.1:{free_port()}", free_port())
+        receiver_port, shim_port = free_ports(2)
+        _run(f"http://127.0.0.1:{receiver_port}", shim_port)
 
 
 def test_a_receiver_that_accepts_everything_fails_every_refusal() -> None:
