@@ -33,6 +33,7 @@ from clearing_sim.analysis.schema import workload_problems
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.domain.profile import IssuerProfile, parse_profile
 from clearing_sim.scenario.errors import ScenarioInvalid, ScenarioNotFound, ScenarioUnreadable
+from clearing_sim.scenario.loader import read_bounded
 from clearing_sim.scenario.read_world import read_behaviour_changes, read_network
 from clearing_sim.scenario.reading import Reader, Symbols
 from clearing_sim.scenario.source import Document, FieldPath, parse_yaml
@@ -53,13 +54,7 @@ def read_text(path: str | Path, what: str = "workload") -> str:
         raise ScenarioNotFound(name, "no such file")
     if file.is_dir():
         raise ScenarioUnreadable(name, f"is a folder; expected a {what} file")
-    try:
-        return file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ScenarioUnreadable(name, f"is not UTF-8 text ({error.reason} at byte "
-                                       f"{error.start})") from None
-    except OSError as error:
-        raise ScenarioUnreadable(name, f"cannot be read: {error.strerror or error}") from None
+    return read_bounded(file, name, what)
 
 
 def load_workload(path: str | Path) -> Workload:

@@ -29,7 +29,7 @@ from clearing_sim.http.journal_cli import read_existing, start_journal
 from clearing_sim.http.options import ClockMode, ServeOptions
 from clearing_sim.http.protocol import EnvelopeH11Protocol
 from clearing_sim.scenario.errors import ScenarioError
-from clearing_sim.scenario.loader import check_size, parse_scenario
+from clearing_sim.scenario.loader import parse_scenario, read_bounded
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import StepFailed
 from clearing_sim.sim.receivers import Arrival
@@ -47,14 +47,11 @@ def load_world(path: str) -> Scenario:
     may be left out (a name and an empty step are supplied after the last line, so every
     problem keeps its line number). ``ScenarioError`` if it cannot be used."""
     file = Path(path)
-    if file.is_file():
-        check_size(file, path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(path, "no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ScenarioError(path, f"cannot be read: {error}") from None
+    if not file.exists():
+        raise ScenarioError(path, "no such file")
+    if file.is_dir():
+        raise ScenarioError(path, "is a folder; expected a world file")
+    text = read_bounded(file, path, "world")
     top = {m.group(1) for m in re.finditer(r"^([A-Za-z_]+):", text, re.MULTILINE)}
     if "scenario" not in top:
         text += f"\nscenario: {file.stem!r}\n"

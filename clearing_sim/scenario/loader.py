@@ -1,7 +1,7 @@
 """Loading scenario files: read, parse with positions, validate, check, build typed values.
 
 Public names: ``FileCheck``, ``SUFFIXES``, ``check_size``, ``collect``, ``load_scenario``,
-``parse_scenario``, ``validate_paths``.
+``parse_scenario``, ``read_bounded``, ``validate_paths``.
 
 ``load_scenario(path)`` answers a ``Scenario`` or raises a ``ScenarioError``: the YAML is
 parsed keeping every node's line and column, validated against the shipped JSON Schema, then
@@ -33,7 +33,7 @@ from clearing_sim.scenario.schema import schema_problems
 from clearing_sim.scenario.source import TEXT_CHARS_MAX, parse_yaml
 
 __all__ = ["SUFFIXES", "FileCheck", "check_size", "collect", "load_scenario", "parse_scenario",
-           "validate_paths"]
+           "read_bounded", "validate_paths"]
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -77,6 +77,26 @@ def check_size(file: Path, name: str) -> None:
                                        f"{TEXT_CHARS_MAX} bytes (256 KiB)")
 
 
+def read_bounded(file: Path, name: str, what: str = "scenario") -> str:
+    """A file's UTF-8 text, at most ``TEXT_CHARS_MAX`` bytes of it read: a device or pipe
+    whose size says nothing (``/dev/zero``) is refused after that many bytes, not read whole.
+    ``ScenarioUnreadable`` says why it cannot be used."""
+    check_size(file, name)
+    try:
+        with file.open("rb") as stream:
+            data = stream.read(TEXT_CHARS_MAX + 1)
+    except OSError as error:
+        raise ScenarioUnreadable(name, f"cannot be read: {error.strerror or error}") from None
+    if len(data) > TEXT_CHARS_MAX:
+        raise ScenarioUnreadable(name, f"is more than {TEXT_CHARS_MAX} bytes; a {what} file "
+                                       f"is at most {TEXT_CHARS_MAX} bytes (256 KiB)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ScenarioUnreadable(name, f"is not UTF-8 text ({error.reason} at byte "
+                                       f"{error.start})") from None
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and parse one scenario file; ``ScenarioError`` if it cannot be used."""
     name = str(path)
@@ -85,15 +105,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioNotFound(name, "no such file or folder")
     if file.is_dir():
         raise ScenarioUnreadable(name, "is a folder; expected a scenario file")
-    check_size(file, name)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ScenarioUnreadable(name, f"is not UTF-8 text ({error.reason} at byte "
-                                       f"{error.start})") from None
-    except OSError as error:
-        raise ScenarioUnreadable(name, f"cannot be read: {error.strerror or error}") from None
-    return parse_scenario(text, name)
+    return parse_scenario(read_bounded(file, name), name)
 
 
 def _hidden(path: Path, root: Path) -> bool:

@@ -5,6 +5,10 @@ YAML holds the same (bounded in the fast suite, more under ``-m slow``)."""
 
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -22,6 +26,8 @@ from tests.scenario.kit import BASE
 #: Peak traced memory allowed for refusing any hostile file (the issue measured 880 MB).
 MEMORY_MAX_BYTES = 64 << 20
 TRIED = {"files": 0, "tracebacks": 0}
+ROOT = Path(__file__).resolve().parents[2]
+ADDRESS_SPACE_MAX = 3 << 30  # room for the CLI's imports (numpy, pandas), not for /dev/zero
 
 
 def _laughs(levels: int = 9) -> str:
@@ -82,6 +88,27 @@ def test_validate_and_run_exit_2_naming_the_file(tmp_path: Path, name: str) -> N
         assert result.exit_code == 2, (command, result.output)
         assert str(path) in result.output and "Traceback" not in result.output
         assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def _limited() -> None:
+    """The child's address space capped: an unbounded read dies of MemoryError, not the box."""
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_MAX, ADDRESS_SPACE_MAX))
+
+
+@pytest.mark.parametrize("args", [["validate"], ["run"], ["serve", "--port", "0", "--world"],
+                                  ["workload"], ["sweep", "--out", "/tmp/never-written"]],
+                         ids=["validate", "run", "serve", "workload", "sweep"])
+def test_an_endless_file_is_refused_after_its_bound(args: list[str]) -> None:
+    """Finding 10, class-wide: a file whose size says nothing (``/dev/zero``, a device or a
+    pipe) was read whole before the size rule applied (MemoryError traceback); now at most
+    256 KiB and one byte are read: exit 2, the file named, no traceback."""
+    result = subprocess.run(
+        [sys.executable, "-m", "clearing_sim.cli", *args, "/dev/zero"], capture_output=True,
+        text=True, timeout=120, preexec_fn=_limited, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output[-2000:]
+    assert "/dev/zero" in output and "256 KiB" in output and "Traceback" not in output
 
 
 def test_the_bounds_are_far_above_any_shipped_file() -> None:
