@@ -264,13 +264,17 @@ async def _write(send: Send, response: Response, *, head: bool) -> None:
 
 
 def create_app(options: ServeOptions, *, scenario: Scenario | None = None,
-               echo: Callable[[Arrival, RealOutcome], None] | None = None) -> Starlette:
+               echo: Callable[[Arrival, RealOutcome], None] | None = None,
+               owns_heap: bool = False) -> Starlette:
     """The shim for these options (and world file); ``app.state`` holds ``sim`` and ``clock``.
 
-    ``echo`` is told of every real webhook delivery (``clearing-sim serve`` prints them)."""
+    ``echo`` is told of every real webhook delivery (``clearing-sim serve`` prints them).
+    ``owns_heap``: the process serves this app alone (``clearing-sim serve``), so the clock
+    may freeze the grown world out of full garbage collections (``http/heap.py``)."""
     deliveries = (RealDeliveries(options.allow_private_webhook_urls, echo)
                   if options.deliver_webhooks else None)
     sim = Simulation(options, scenario, deliveries)
+    sim.owns_heap = owns_heap
     clock = Clock(sim, options.clock, options.speed)
     shim = Shim(sim, clock, OperatorSurface(sim, clock, options.operator_token))
 

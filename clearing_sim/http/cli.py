@@ -172,7 +172,7 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
     options = _options(seed, token, environment, clock, speed, deliver_webhooks,
                        allow_private_webhook_urls, world)
     try:
-        app = create_app(options, scenario=world, echo=_echo_delivery)
+        app = create_app(options, scenario=world, echo=_echo_delivery, owns_heap=True)
     except StepFailed as error:
         raise click.UsageError(f"{world_file}: {error}") from None
     journaled = [] if journal_file is None else start_journal(

@@ -8,6 +8,8 @@ answers only when it is done. It holds ``clock_lock`` throughout (one advance at
 runs events in slices of at most ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time,
 each under ``world_lock``, releasing it between slices: a read (and the operator's clock)
 waits at most one slice and sees the world between two events, with ``advancingTo`` set.
+In ``clearing-sim serve`` each slice ends by settling the heap (``http/heap.py``), so no
+full garbage collection of a grown world stalls a read for seconds.
 A write must not land at a virtual instant that depends on wall-clock timing, so while
 ``running_events`` is true it waits (``Clock.write``) until the advance ends, then applies at
 the time the advance reached (docs/semantics.md). Real webhook deliveries pause an advance
@@ -36,6 +38,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from clearing_sim.domain.errors import InvalidRequest
+from clearing_sim.http import heap
 from clearing_sim.http.delivery import Outgoing, RealOutcome
 from clearing_sim.http.options import ClockMode
 from clearing_sim.http.simulation import Simulation
@@ -154,6 +157,8 @@ class Clock:
                                           target_ms if batch is None else None)
                     if batch:  # paused at the receivers' instant: writes may come in
                         self.running_events = False
+                if sim.owns_heap:  # no full collection walks the world (http/heap.py)
+                    heap.settle()
                 if batch == []:  # a slice done: reads get the world between two events
                     await asyncio.sleep(0)
                     continue

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
+from clearing_sim.http import heap
 from clearing_sim.http.delivery import RealDeliveries
 from clearing_sim.http.options import ServeOptions
 from clearing_sim.scenario.model import Scenario
@@ -77,6 +78,9 @@ class Simulation:
         self.api: ServiceAPI
         self.ids: IdFactory
         self.journal: Recorder | None = None  # with --journal: every change is recorded
+        #: the process is this simulation's alone (clearing-sim serve): the clock keeps the
+        #: world out of full collections, and a replaced world is released (http/heap.py)
+        self.owns_heap = False
         self.build(options.seed)
 
     # the world ------------------------------------------------------------------------------
@@ -108,12 +112,16 @@ class Simulation:
         self.ids = IdFactory(Streams(seed))
         if self.deliveries is not None:
             self.deliveries.watch(self.world)
+        if self.owns_heap:  # the old world is garbage now: free its cycles
+            heap.release()
 
     def adopt(self, other: Simulation) -> None:
         """Take another simulation's world (one rebuilt by replaying a journal's prefix;
         built with this one's deliveries, which already watch its world)."""
         self.world, self.api, self.staged = other.world, other.api, other.staged
         self.seed, self.ids = other.seed, other.ids
+        if self.owns_heap:
+            heap.release()
 
     @property
     def key_secret(self) -> bytes:
