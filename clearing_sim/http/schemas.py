@@ -39,6 +39,16 @@ DECIMAL: Schema = {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?$",
 ANY_OBJECT: Schema = {"type": "object"}
 #: a request string the API refuses when empty or blank
 TEXT: Schema = {"type": "string", "minLength": 1}
+#: an email the API takes: one @ between a local part and a dotted domain (team.check_email)
+_ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LABEL = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+EMAIL: Schema = {"type": "string", "minLength": 3, "maxLength": 254,
+                 "pattern": f"^{_ATOM}(\\.{_ATOM})*@{_LABEL}(\\.{_LABEL})+$"}
+
+
+def text(length_max: int, **more: Any) -> Schema:
+    """A request string of 1 to ``length_max`` characters (the API's own bounds)."""
+    return {"type": "string", "minLength": 1, "maxLength": length_max, **more}
 
 
 def ref(name: str) -> Schema:
@@ -103,7 +113,7 @@ _API: dict[str, Schema] = {
                             "steps": _STEPS}),
     "OnboardingRequest": obj(
         {"organisationName": TEXT, "role": enum("participant", "issuer"),
-         "primaryContact": obj({"name": TEXT, "email": TEXT}, closed=True),
+         "primaryContact": obj({"name": TEXT, "email": EMAIL}, closed=True),
          "custodyModel": _CUSTODY,
          "chains": array(enum("stellar", "evm", "solana", "canton"), minItems=1,
                          uniqueItems=True)},
@@ -154,16 +164,17 @@ _API: dict[str, Schema] = {
         "history": array(obj({"at": TS, "event": STR, "lifecycleStatus": STR,
                               "parked": BOOL}))}),
     "ReserveArtifact": obj({
-        "artifactId": UUID, "issuerId": UUID, "keyId": STR, "generatedAt": TS, "pass": BOOL,
-        "snapshot": obj({"reservesGbp": DECIMAL, "supplyIssued": DECIMAL,
-                         "centralBankDepositRatio": NUM}),
-        "proofSystem": STR, "proof": STR}),
+        "artifactId": UUID, "issuerId": UUID, "keyId": text(200), "generatedAt": TS,
+        "pass": BOOL, "snapshot": obj({"reservesGbp": DECIMAL, "supplyIssued": DECIMAL,
+                                       "centralBankDepositRatio": NUM}),
+        "proofSystem": enum("simulated-hmac-sha256"), "proof": text(200)}),
     "VerifyRequest": obj({"artifact": ref("ReserveArtifact")}, closed=True),
     "VerifyResult": obj({"pass": BOOL, "keyId": STR},
                         {"proofVerified": BOOL, "policySatisfied": BOOL}),
     "AgentCapabilities": obj({}, {"initiateTransaction": BOOL, "cancelOwnTransaction": BOOL},
                              closed=True),
-    "AgentCreate": obj({"capabilities": ref("AgentCapabilities"), "expiresAt": STR},
+    "AgentCreate": obj({"capabilities": ref("AgentCapabilities"),
+                        "expiresAt": text(64, format="date-time")},
                        {"amountCapGbp": NSTR}, closed=True),
     # named apart from AgentCapabilities (the closed request shape): a generator would
     # otherwise name this inline object AgentCapabilities too, and drop Agent
@@ -206,9 +217,9 @@ _API: dict[str, Schema] = {
                                 "transactionId": NUUID, "startedAt": NTS, "concludedAt": NTS,
                                 "detail": ANY_OBJECT}))}),
     "ArmRequest": obj({"scenario": enum("rejected", "failed", "silence"),
-                       "transactionId": TEXT}, closed=True),
+                       "transactionId": text(64, format="uuid")}, closed=True),
     "ArmResult": obj({"transactionId": UUID, "scenario": STR, "armed": BOOL}),
-    "InvitationRequest": obj({"email": STR}, closed=True),
+    "InvitationRequest": obj({"email": EMAIL}, closed=True),
     "Invitation": obj({"invitationId": STR, "email": STR, "participantId": UUID,
                        "role": STR, "status": STR, "createdAt": TS, "expiresAt": TS}),
 }
@@ -252,7 +263,7 @@ _OPERATOR: dict[str, Schema] = {
     "IssuerGatewayResult": obj({"issuerId": UUID, "apiBaseUrl": STR, "webhookSecret": STR,
                                 "webhookPath": STR}),
     "ParticipantCreate": obj(
-        {"kind": enum("clearing_member", "stablecoin_issuer"), "name": STR},
+        {"kind": enum("clearing_member", "stablecoin_issuer"), "name": text(200)},
         {"wallets": {"type": "object", "additionalProperties": DECIMAL,
                      "description": "members: asset code → amount to fund"},
          "rtgsBalanceGbp": DECIMAL, "assets": array(ref("NewAsset")),
@@ -262,11 +273,11 @@ _OPERATOR: dict[str, Schema] = {
                                "adminToken": STR, "assets": array(ref("Asset"))}),
     "Participant": obj({"participantId": UUID, "participantKind": STR, "participantName": STR,
                         "assets": array(ref("Asset"))}),
-    "ParticipantRef": obj({"participantId": STR}, closed=True),
+    "ParticipantRef": obj({"participantId": text(64)}, closed=True),
     "Session": obj({"token": STR, "participantId": UUID, "expiresAt": TS}),
     "ApiKey": obj({"apiKey": STR, "apiKeyId": UUID, "participantId": UUID}),
     "ReceiverRequest": obj(
-        {"url": STR, "status": {"type": "integer", "minimum": 100, "maximum": 599}},
+        {"url": text(2048), "status": {"type": "integer", "minimum": 100, "maximum": 599}},
         {"until": TS, "latencyMs": {"type": "integer", "minimum": 0, "maximum": 3_600_000},
          "lossRate": _PROBABILITY, "duplicateRate": _PROBABILITY}, closed=True),
     "Receiver": obj({"url": STR, "status": INT, "until": NTS,
@@ -291,14 +302,15 @@ _OPERATOR: dict[str, Schema] = {
     "Checkpoint": obj({"name": STR, "at": TS, "atMs": INT,
                        "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
                        "entry": INT}),
-    "RewindRequest": obj({"checkpoint": STR}, closed=True),
+    "RewindRequest": obj({"checkpoint": text(64)}, closed=True),
     "Rewound": obj({"name": STR, "at": TS, "atMs": INT, "digest": STR, "entry": INT,
                     "clock": ref("Clock")}),
     "OperatorSubscription": obj({"id": STR, "participantId": UUID, "url": STR,
                                  "events": array(_EVENTS), "status": enum("active", "disabled"),
                                  "deleted": BOOL, "signingSecret": STR}),
-    "ReceiverConformanceRequest": obj({"url": STR, "secret": STR, "apiKey": STR},
-                                      {"probeUrl": STR}, closed=True),
+    "ReceiverConformanceRequest": obj({"url": text(2048, format="uri"), "secret": text(1000),
+                                       "apiKey": text(200)},
+                                      {"probeUrl": text(2048, format="uri")}, closed=True),
     "ConformanceReport": obj({
         "kit": STR, "target": STR, "passed": BOOL, "exitCode": INT,
         "counts": obj({"pass": INT, "fail": INT, "skip": INT}), "notes": array(STR),

@@ -3,6 +3,7 @@ Schemathesis against it (bounded): no 5xx and no answer outside the document."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -214,3 +215,30 @@ def test_schemathesis_stateful_deeper() -> None:
     _workflow().run(settings=settings(max_examples=STATEFUL_EXAMPLES_SLOW, deadline=None,
                                       stateful_step_count=12,
                                       suppress_health_check=list(HealthCheck)))
+
+
+# request strings carry the API's own bounds (issue 14, finding 11) -------------------------
+@pytest.mark.parametrize(("schema", "field", "length_max"), [
+    ("AgentCreate", "expiresAt", 64), ("ArmRequest", "transactionId", 64),
+    ("RewindRequest", "checkpoint", 64), ("ReceiverConformanceRequest", "url", 2048),
+    ("ReceiverConformanceRequest", "secret", 1000), ("ReceiverConformanceRequest", "apiKey", 200),
+    ("ParticipantCreate", "name", 200), ("ParticipantRef", "participantId", 64),
+    ("ReceiverRequest", "url", 2048), ("ReserveArtifact", "keyId", 200),
+    ("ReserveArtifact", "proof", 200)])
+def test_a_request_string_the_api_refuses_empty_has_its_bounds(schema: str, field: str,
+                                                               length_max: int) -> None:
+    """Finding 11: no minLength where the API refuses empty strings (Schemathesis's
+    positive-data check sent "" and the API answered 400)."""
+    found = document()["components"]["schemas"][schema]["properties"][field]
+    assert (found["minLength"], found["maxLength"]) == (1, length_max), found
+
+
+@pytest.mark.parametrize("email", ["a@example.com", "a.b+c@mail.example.co", "@x.com",
+                                   "a@b", "a b@example.com", "a..b@example.com",
+                                   "é@example.com", "a@-x.com", "a@x.com@y.com"])
+def test_the_email_pattern_is_the_apis_rule(email: str) -> None:
+    from clearing_sim.service.team import _email_fault
+
+    pattern = document()["components"]["schemas"]["InvitationRequest"]["properties"][
+        "email"]["pattern"]
+    assert (re.fullmatch(pattern, email) is not None) == (_email_fault(email) is None)
