@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from clearing_sim.http import ServeOptions, create_app
+from clearing_sim.http import clock as clock_module
 from clearing_sim.http.journal import JournalError, decode_line, encode_line, read_journal
 from clearing_sim.http.options import ClockMode
 from clearing_sim.http.replay import open_journal
@@ -262,3 +264,48 @@ def test_issuer_webhooks_are_journaled_and_a_real_gateway_is_refused(tmp_path: P
     again, _ = journaled(path)
     assert digest(again) == before
     again.close()
+
+
+def test_an_advance_in_slices_with_reads_between_them_replays_to_the_same_digest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issues 14 and 16 together: a long advance runs in slices and reads are answered (and
+    logged) between two of them; each slice is its own journal entry, so the restart replays
+    every read where it was served, and a write that waited for the advance's end after it."""
+    monkeypatch.setattr(clock_module, "_STEPS_PER_SLICE", 5)
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path)
+    issuer, member = add(client, issuer_body()), add(client, member_body())
+    assert issuer.asset is not None
+    for n in range(12):
+        answer = client.post("/api/v1/transactions", headers=member.auth,
+                             json=redeem_body(issuer.asset, amount="10.00", reference=f"S-{n}"))
+        assert answer.status_code == 201, answer.text
+    http = client.http
+    seen: list[int] = []
+
+    async def during() -> None:
+        advance = asyncio.ensure_future(http.post("/sim/v1/clock/advance", headers=OP,
+                                                  json={"seconds": 7200}))
+        write = None
+        while not advance.done():
+            listed = await http.get("/api/v1/transactions?limit=3", headers=member.auth)
+            assert listed.status_code == 200, listed.text
+            seen.append(client.sim.world.now_ms)
+            if write is None:
+                write = asyncio.ensure_future(http.post(
+                    "/api/v1/transactions", headers=member.auth,
+                    json=redeem_body(issuer.asset or {}, amount="1.00", reference="LATE")))
+            await asyncio.sleep(0)
+        assert (await advance).status_code == 200
+        assert write is not None
+        assert (await write).json()["data"]["initiatedAt"] == "2026-01-01T02:00:00.000Z"
+
+    client.run(during())
+    assert any(0 < at < 7_200_000 for at in seen), seen  # reads really came between slices
+    slices = [e for _, e in read_journal(path).entries if e["k"] == "clock"]
+    assert len(slices) > 2 and [e["to"] for e in slices].count(None) == len(slices) - 1
+    before = digest(client)
+    client.close()
+    restarted, _ = journaled(path)
+    assert digest(restarted) == before
+    restarted.close()
