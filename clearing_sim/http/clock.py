@@ -8,8 +8,9 @@ answers only when it is done. It holds ``clock_lock`` throughout (one advance at
 runs events in slices of at most ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time,
 each under ``world_lock``, releasing it between slices: a read (and the operator's clock)
 waits at most one slice and sees the world between two events, with ``advancingTo`` set.
-In ``clearing-sim serve`` each slice ends by settling the heap (``http/heap.py``), so no
-full garbage collection of a grown world stalls a read for seconds.
+In ``clearing-sim serve`` each slice of an advance that needs more than one ends by settling
+the heap (``http/heap.py``), so no full garbage collection of a grown world stalls a read
+for seconds; a short advance (a realtime tick) leaves the collector alone.
 A write must not land at a virtual instant that depends on wall-clock timing, so while
 ``running_events`` is true it waits (``Clock.write``) until the advance ends, then applies at
 the time the advance reached (docs/semantics.md). Real webhook deliveries pause an advance
@@ -145,6 +146,7 @@ class Clock:
         sim = self.sim
         self.advancing_to_ms = target_ms
         answered: tuple[list[Outgoing], list[RealOutcome]] | None = None
+        sliced = False  # the advance needed more than one slice
         try:
             while True:
                 async with sim.world_lock:
@@ -160,8 +162,9 @@ class Clock:
                                           sim.world.now_ms if batch == [] else None)
                     if batch:  # paused at the receivers' instant: writes may come in
                         self.running_events = False
-                if sim.owns_heap:  # no full collection walks the world (http/heap.py)
-                    heap.settle()
+                sliced = sliced or batch == []
+                if sim.owns_heap and sliced:  # a long advance: no full collection walks
+                    heap.settle()  # the world between its slices (http/heap.py)
                 if batch == []:  # a slice done: reads get the world between two events
                     await asyncio.sleep(0)
                     continue

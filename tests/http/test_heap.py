@@ -19,7 +19,7 @@ from decimal import Decimal
 import pytest
 from starlette.applications import Starlette
 
-from clearing_sim.http import ServeOptions, create_app
+from clearing_sim.http import ServeOptions, clock, create_app
 from clearing_sim.service.messages import Request
 from clearing_sim.sim.examples import issuer_profile
 from tests.http.conftest import TOKEN, Client
@@ -57,7 +57,14 @@ def _walked(obj: object) -> bool:
     return any(o is obj for generation in range(3) for o in gc.get_objects(generation))
 
 
-def test_after_an_advance_no_full_collection_walks_the_world() -> None:
+@pytest.fixture
+def small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slices of 50 events: the advance of ``_grown_app`` needs many (as a long one does)."""
+    monkeypatch.setattr(clock, "_STEPS_PER_SLICE", 50)
+
+
+@pytest.mark.usefixtures("small_slices")
+def test_after_a_long_advance_no_full_collection_walks_the_world() -> None:
     """Finding 8: reads answer within a second during an advance; a full collection of
     the grown world (seconds) no longer happens inside a slice."""
     app = _grown_app(owns_heap=True)
@@ -69,6 +76,16 @@ def test_after_an_advance_no_full_collection_walks_the_world() -> None:
         .world.log.digest()  # when memory is reclaimed never changes what happens
 
 
+def test_an_advance_of_one_slice_freezes_nothing() -> None:
+    """A short advance (a realtime tick) leaves the collector alone: nothing is frozen
+    that a later request's garbage could be caught in."""
+    gc.unfreeze()
+    app = _grown_app(owns_heap=True)
+    assert gc.get_freeze_count() == 0
+    assert _walked(app.state.sim.world.env)
+
+
+@pytest.mark.usefixtures("small_slices")
 def test_a_reset_releases_the_old_world() -> None:
     app = _grown_app(owns_heap=True)
     old = weakref.ref(app.state.sim.world)
