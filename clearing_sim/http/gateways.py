@@ -19,8 +19,11 @@ answered 401; a valid one is only a prompt (202): the saga reads the instruction
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import httpx
 
 from clearing_sim.domain.errors import InvalidRequest, NotAllowed, NotFound
 from clearing_sim.domain.parties import ParticipantKind
@@ -37,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["ROUTES", "WEBHOOK_PREFIX", "issuer_webhook", "receive_issuer_webhook"]
 
 WEBHOOK_PREFIX = "/issuer-webhooks"
+#: RFC 6750's b64token: what a bearer credential may hold in an Authorization header
+_TOKEN68 = re.compile(r"[A-Za-z0-9._~+/-]+=*")
 _JSON = (("Content-Type", "application/json"),)
 
 
@@ -50,13 +55,31 @@ def _path(f: Fields, name: str) -> Path | None:
     return Path(value)
 
 
+def _url(f: Fields, name: str, *, required: bool = False) -> str | None:
+    """An absolute http(s) URL the HTTP client can send to: checked here, so a call made
+    later, inside an advance, cannot fail on it."""
+    value = f.text(name, required=required)
+    if value is None:
+        return None
+    try:
+        parsed: httpx.URL | None = httpx.URL(value)
+    except (httpx.InvalidURL, ValueError):
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        f.problem(name, "invalid_value", f"{name} must be an absolute http(s) URL")
+        return None
+    return value
+
+
 def _config(f: Fields, secret: str) -> GatewayConfig:
-    base = f.text("apiBaseUrl")
-    if base is not None and not base.startswith(("http://", "https://")):
-        f.problem("apiBaseUrl", "invalid_value", "apiBaseUrl must be an http(s) URL")
+    base = _url(f, "apiBaseUrl", required=True)
     ca, cert, key = _path(f, "caFile"), _path(f, "clientCert"), _path(f, "clientKey")
     bearer = f.text("bearer", required=False)
-    token_url = f.text("tokenUrl", required=False)
+    if bearer is not None and not _TOKEN68.fullmatch(bearer):
+        f.problem("bearer", "invalid_value", "bearer must be a token of letters, digits and "
+                                             "-._~+/ (then = only), as RFC 6750 sends it")
+        bearer = None
+    token_url = _url(f, "tokenUrl")
     client_id = f.text("clientId", required=False)
     client_secret = f.text("clientSecret", required=False)
     if token_url is not None and (client_id is None or client_secret is None):
@@ -66,10 +89,10 @@ def _config(f: Fields, secret: str) -> GatewayConfig:
     timeout = f.integer("timeoutSeconds", required=False) or 5
     patience = f.integer("patienceMs", required=False)
     config = GatewayConfig(
-        base or "", f.text("refundUrl", required=False), ca, cert, key, bearer, token_url,
+        base or "", _url(f, "refundUrl"), ca, cert, key, bearer, token_url,
         client_id, client_secret, float(max(1, min(timeout, 120))),
         patience_ms=1_000 if patience is None else max(0, patience),
-        provider_states_url=f.text("providerStatesUrl", required=False),
+        provider_states_url=_url(f, "providerStatesUrl"),
         webhook_secret=f.text("webhookSecret", required=False) or secret)
     f.done()
     return config

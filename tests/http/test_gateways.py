@@ -34,6 +34,7 @@ from clearing_sim.gateway.reference import (
 from clearing_sim.gateway.serving import ServerThread
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.cli import load_world
+from tests.service.test_hostile_input import state_digest
 
 from .conftest import OP, TOKEN, Client, issuer_body, redeem_body
 
@@ -283,4 +284,45 @@ def test_no_gateway_body_makes_a_5xx(fuzz_client: tuple[Client, str], body: str)
     client, issuer_id = fuzz_client
     response = client.request("PUT", f"/sim/v1/operator/issuers/{issuer_id}/gateway",
                               content=body.encode(), headers=OP)
+    assert response.status_code < 500, response.text
+
+
+@pytest.mark.parametrize("fields", [
+    {"bearer": "D\u00ed`c\U000d8d61"}, {"bearer": "tok en"}, {"bearer": "t\nX-Evil: 1"},
+    {"apiBaseUrl": "http://[::1"}, {"apiBaseUrl": "https:///no-host"},
+    {"apiBaseUrl": "ftp://issuer.example"}, {"refundUrl": "https://"},
+    {"tokenUrl": "not a url", "clientId": "c", "clientSecret": "s"},
+    {"providerStatesUrl": "http://[::1"}])
+def test_a_gateway_credential_or_url_the_client_cannot_send_is_400(
+        fuzz_client: tuple[Client, str], fields: dict[str, str]) -> None:
+    """Issue 14 (found by Schemathesis, --checks all): a non-ASCII bearer was 500
+    internal_error (httpx cannot put it in a header); a URL httpx cannot parse would have
+    failed later, inside an advance. Both are 400 invalid_value now, and change nothing."""
+    client, issuer_id = fuzz_client
+    world = client.app.state.sim.world
+    before = state_digest(world)
+    body = {"apiBaseUrl": "https://issuer-2.example/api", **fields}
+    response = client.request("PUT", f"/sim/v1/operator/issuers/{issuer_id}/gateway",
+                              json=body, headers=OP)
+    assert response.status_code == 400, response.text
+    error = response.json()["errors"][0]
+    assert error["code"] == "invalid_value" and error["param"] in fields
+    assert state_digest(world) == before
+
+
+_TEXTS = st.text(max_size=20) | st.sampled_from(["https://issuer.example/x", "http://[::1",
+                                                 "https://a b", "tok\u00e9n", ""])
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(fields=st.dictionaries(st.sampled_from([
+    "bearer", "tokenUrl", "clientId", "clientSecret", "refundUrl", "providerStatesUrl",
+    "webhookSecret"]), _TEXTS, max_size=4))
+def test_no_gateway_body_with_a_valid_base_makes_a_5xx(fuzz_client: tuple[Client, str],
+                                                       fields: dict[str, str]) -> None:
+    client, issuer_id = fuzz_client
+    response = client.request("PUT", f"/sim/v1/operator/issuers/{issuer_id}/gateway",
+                              json={"apiBaseUrl": "https://issuer-2.example/api", **fields},
+                              headers=OP)
     assert response.status_code < 500, response.text
