@@ -379,6 +379,20 @@ def finding_9() -> None:
               set(statuses) <= {401, -1} and grown < 64,
               f"statuses {sorted(set(statuses))}, peak RSS +{grown:.1f} MiB")
 
+        def keyed(_: int) -> int:
+            with httpx.Client(base_url=s.base, timeout=120) as c:
+                try:
+                    return c.post("/api/v1/transactions", content=body,
+                                  headers={**cast["key"], **JSON}).status_code
+                except httpx.HTTPError:
+                    return -1
+        with ThreadPoolExecutor(32) as pool:
+            statuses = list(pool.map(keyed, range(32)))
+        grown = (s.rss_kib() - rss_before) / 1024
+        check(9, "32 concurrent authenticated 15-MiB posts (1 MiB + 1 byte read)",
+              set(statuses) <= {413, -1} and grown < 96,
+              f"statuses {sorted(set(statuses))}, peak RSS +{grown:.1f} MiB")
+
 
 def finding_11() -> None:
     s = Server()
