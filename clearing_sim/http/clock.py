@@ -8,9 +8,10 @@ answers only when it is done. It holds ``clock_lock`` throughout (one advance at
 runs events in slices of at most ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time,
 each under ``world_lock``, releasing it between slices: a read (and the operator's clock)
 waits at most one slice and sees the world between two events, with ``advancingTo`` set.
-In ``clearing-sim serve`` each slice of an advance that needs more than one ends by settling
-the heap (``http/heap.py``), so no full garbage collection of a grown world stalls a read
-for seconds; a short advance (a realtime tick) leaves the collector alone.
+In ``clearing-sim serve`` an operator's advance settles the heap (``http/heap.py``) before
+it starts and after each of its slices when it needs more than one, so no full garbage
+collection of a grown world stalls a read for seconds; a realtime tick leaves the collector
+alone.
 A write must not land at a virtual instant that depends on wall-clock timing, so while
 ``running_events`` is true it waits (``Clock.write``) until the advance ends, then applies at
 the time the advance reached (docs/semantics.md). Real webhook deliveries pause an advance
@@ -108,6 +109,8 @@ class Clock:
             if target - now > ADVANCE_MS_MAX:
                 raise InvalidRequest.one(param, "invalid_value",
                                          f"{param} moves the clock more than 366 days at once")
+            if self.sim.owns_heap:  # it may run long: not even its first slice may walk
+                heap.settle()  # the world it starts from (http/heap.py)
             await self._run(target)
             if self.mode is ClockMode.REALTIME:
                 self.rebase()

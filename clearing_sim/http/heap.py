@@ -6,12 +6,12 @@ A served world keeps everything it made (transactions, saga processes, log recor
 after a few thousand transactions the heap holds about a million objects, and each of
 CPython's full (generation 2) collections walks all of them while holding the event loop:
 2.8 s in one slice of a 366-day advance over 12,000 transactions, a read waiting 4 s
-(issue 14, finding 8). ``settle()``, called by the clock after each slice of an advance
-that needs more than one (a realtime tick or a short advance does not call it), collects
-the young generations (the slice's own short-lived cycles) and then freezes what survives
-(``gc.freeze``): the world's objects move to the permanent generation, which no collection
-walks, so the next full collection walks only what was made since. Reference counting
-still frees everything that is not in a cycle. ``release()`` undoes it when the
+(issue 14, finding 8). ``settle()``, called by the clock when an operator's advance starts
+and after each of its slices when it needs more than one (a realtime tick does not call it),
+collects the young generations (the slice's own short-lived cycles) and then freezes what
+survives (``gc.freeze``): the world's objects move to the permanent generation, which no
+collection walks, so the next full collection walks only what was made since. Reference
+counting still frees everything that is not in a cycle. ``release()`` undoes it when the
 world is replaced (reset, rewind, restart by replay): it unfreezes and collects once, so
 the old world's cycles are freed (one pause, at an operator's reset, not at a read).
 
