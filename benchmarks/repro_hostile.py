@@ -396,6 +396,14 @@ def finding_9() -> None:
 
 def finding_11() -> None:
     s = Server()
+    try:
+        _finding_11(s)
+    finally:
+        if s.process.poll() is None:
+            s.stop()
+
+
+def _finding_11(s: Server) -> None:
     spec = s.client.get("/openapi.json").json()
     keys = [p["schema"] for path in spec["paths"].values() for op in path.values()
             for p in op.get("parameters", []) if p["name"] == "Idempotency-Key"]
