@@ -17,10 +17,12 @@ and refusals that changed the world (its log, ``api.request`` records aside). ``
 issue 14, finding 10 (559-byte billion laughs, a 5 MB file, a 5,000-digit integer, a lone
 surrogate in the name, a merge bomb, /dev/zero) and on a shipped scenario, and reads each
 child's peak RSS (``os.wait4``, ``ru_maxrss``). ``schemathesis`` serves a world (``clearing-sim
-serve``: an issuer, a member, a transaction), writes a config giving each security scheme
-its credential, and runs the Schemathesis CLI with ``--checks all`` and every phase
+serve``: an issuer, a member, a transaction), writes a config giving each operation the
+credential its route takes, and runs the Schemathesis CLI with ``--checks all`` and every phase
 (examples, coverage, fuzzing, stateful through the document's links) for ``--max-time``
-(``POST /sim/v1/reset`` left out: it gives the world new keys, so every later call is 401).
+(``POST /sim/v1/reset`` left out: it gives the world new keys, so every later call is 401);
+``benchmarks/hostile_hooks.py`` gives creations a valid body half the time, so the stateful
+phase has resources to follow the links to.
 """
 
 from __future__ import annotations
@@ -195,29 +197,32 @@ def rss() -> None:
 
 
 # schemathesis -----------------------------------------------------------------------------
-_CONFIG = """\
-[auth.openapi.apiKey]
-bearer = "{member_key}"
-[auth.openapi.adminSession]
-bearer = "{member_admin}"
-[auth.openapi.operatorToken]
-bearer = "{token}"
+def _config(base: str, cast: dict[str, Any]) -> str:
+    """A Schemathesis config giving each operation the credential its route takes: the
+    operator token on /sim/v1, the issuer's admin JWT on its own routes, else the member's
+    API key where the document allows one, else its admin JWT (per operationId, so no
+    scheme-matching guess decides)."""
+    spec = httpx.get(f"{base}/openapi.json", timeout=30).json()
+    lines = [f'[parameters]\n"path.issuerId" = "{cast["issuer"]}"\n']
+    for path, item in spec["paths"].items():
+        for operation in item.values():
+            schemes = {next(iter(s)) for s in operation.get("security", []) if s}
+            if path.startswith("/sim/v1/"):
+                token = TOKEN
+            elif path.startswith(("/api/v1/issuers/", "/api/v1/reserves/")):
+                token = cast["issuer_admin"]
+            elif "apiKey" in schemes:
+                token = cast["member_key"]
+            elif "adminSession" in schemes:
+                token = cast["member_admin"]
+            else:
+                continue  # a public route
+            lines.append(f'[[operations]]\ninclude-operation-id = "{operation["operationId"]}"'
+                         f'\nheaders = {{ Authorization = "Bearer {token}" }}\n')
+    return "\n".join(lines)
 
-[parameters]
-"path.issuerId" = "{issuer}"
 
-# three bearer schemes: the right one per surface (Schemathesis gives /sim/v1 the JWT)
-[[operations]]
-include-path-regex = "^/api/v1/(issuers|reserves)/"
-headers = {{ Authorization = "Bearer {issuer_admin}" }}
-
-[[operations]]
-include-path-regex = "^/sim/v1/"
-headers = {{ Authorization = "Bearer {token}" }}
-"""
-
-
-def _served_cast(base: str) -> dict[str, str]:
+def _served_cast(base: str) -> dict[str, Any]:
     op = {"Authorization": f"Bearer {TOKEN}"}
     with httpx.Client(base_url=base, timeout=30) as client:
         issuer = client.post("/sim/v1/participants", headers=op, json={
@@ -233,7 +238,8 @@ def _served_cast(base: str) -> dict[str, str]:
             "source": {"amount": "1.00", "asset": issuer["assets"][0]},
             "target": {"amount": "1.00", "asset": {"code": "GBP"}}})
     return {"token": TOKEN, "member_key": member["apiKey"], "member_admin": member["adminToken"],
-            "issuer_admin": issuer["adminToken"], "issuer": issuer["participantId"]}
+            "issuer_admin": issuer["adminToken"], "issuer": issuer["participantId"],
+            "asset": issuer["assets"][0]}
 
 
 def schemathesis(max_time: int) -> None:
@@ -246,7 +252,8 @@ def schemathesis(max_time: int) -> None:
         base = server.stdout.readline().split()[3]
         with tempfile.TemporaryDirectory() as folder:
             config = Path(folder) / "schemathesis.toml"
-            config.write_text(_CONFIG.format(**_served_cast(base)), encoding="utf-8")
+            cast = _served_cast(base)
+            config.write_text(_config(base, cast), encoding="utf-8")
             command = [str(Path(sys.executable).with_name("schemathesis")), "--no-color",
                        "--config-file", str(config), "run", f"{base}/openapi.json",
                        "--checks", "all", "--max-time", str(max_time), "--workers", "1",
@@ -256,7 +263,11 @@ def schemathesis(max_time: int) -> None:
                        "--report", "junit", "--report-dir", folder]
             print("schemathesis:", " ".join(command[1:4]), "… --checks all --max-time",
                   max_time, flush=True)
-            result = subprocess.run(command, capture_output=True, text=True, cwd=folder)
+            env = {**os.environ, "SCHEMATHESIS_HOOKS": "hostile_hooks",
+                   "PYTHONPATH": f"{ROOT / 'benchmarks'}:{ROOT}",
+                   "BENCH_HOSTILE_ASSET": json.dumps(cast["asset"])}
+            result = subprocess.run(command, capture_output=True, text=True, cwd=folder,
+                                    env=env)
             _summarise(result.stdout + result.stderr)
     finally:
         server.terminate()
