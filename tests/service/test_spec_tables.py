@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from clearing_sim.service.body import text_problem
 from clearing_sim.service.idempotency import redact_secrets
 from clearing_sim.service.messages import Response
 from clearing_sim.service.routes import ROUTES
@@ -193,7 +194,10 @@ def _owner_column(method: str, template: str) -> str:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(route=st.sampled_from(_MUTATING), key=st.text(min_size=1, max_size=256),
+@given(route=st.sampled_from(_MUTATING),
+       # canonical keys only: a lone surrogate or non-NFC key is 400 invalid_string at the
+       # door (issue 14, finding 1; tests/service/test_hostile_input.py), never stored
+       key=st.text(min_size=1, max_size=256).filter(lambda k: text_problem(k) is None),
        wait_ms=st.integers(0, 3_600_000))
 def test_idempotent_replay_returns_identical_bytes_and_changes_nothing(
         route: tuple[str, str], key: str, wait_ms: int) -> None:
