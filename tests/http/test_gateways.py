@@ -284,3 +284,12 @@ def test_no_gateway_body_makes_a_5xx(fuzz_client: tuple[Client, str], body: str)
     response = client.request("PUT", f"/sim/v1/operator/issuers/{issuer_id}/gateway",
                               content=body.encode(), headers=OP)
     assert response.status_code < 500, response.text
+
+
+def test_another_method_on_the_issuer_webhook_route_is_405_with_allow_post(
+        fuzz_client: tuple[Client, str]) -> None:
+    """RFC 9110 §15.5.6: a 405 names the allowed methods; the route is POST only."""
+    client, issuer_id = fuzz_client
+    response = client.get(f"/issuer-webhooks/{issuer_id}")
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "POST"
