@@ -38,6 +38,7 @@ from clearing_sim.gateway.reference.app import Auth, create_app
 from clearing_sim.gateway.reference.state import TRIGGERS_DEFAULT
 from clearing_sim.gateway.serving import ServerTls, bind
 from clearing_sim.gateway.transport import GatewayConfig
+from clearing_sim.tls import TlsProblem
 from clearing_sim.tls.certs import sign_csr_file, write_bundle
 
 __all__ = ["conformance_issuer", "issuer"]
@@ -86,10 +87,13 @@ def _defects(names: tuple[str, ...]) -> frozenset[Defect]:
 @click.option("--token-ttl", type=click.IntRange(1), default=300, show_default=True)
 @click.option("--webhook-url", help="send signed status webhooks here")
 @click.option("--webhook-secret", help="the signing secret the service issued")
+@click.option("--webhook-ca", type=_FILE,
+              help="verify an https webhook receiver against this CA (default: the system's)")
 def serve(host: str, port: int, seed: int, mode: str, defects: tuple[str, ...], step_ms: int,
           tls_cert: Path | None, tls_key: Path | None, client_ca: Path | None,
           bearer: str | None, oauth_client_id: str | None, oauth_client_secret: str | None,
-          token_ttl: int, webhook_url: str | None, webhook_secret: str | None) -> None:
+          token_ttl: int, webhook_url: str | None, webhook_secret: str | None,
+          webhook_ca: Path | None) -> None:
     """Run the reference issuer gateway: the issuer side of the contract over HTTP.
 
     \b
@@ -105,8 +109,13 @@ def serve(host: str, port: int, seed: int, mode: str, defects: tuple[str, ...], 
         raise click.UsageError("--client-ca (mTLS) needs --tls-cert and --tls-key")
     if (oauth_client_id is None) != (oauth_client_secret is None):
         raise click.UsageError("--oauth-client-id and --oauth-client-secret go together")
-    state = ReferenceIssuer(GatewaySettings(seed, f"MODE_{mode}", step_ms, webhook_url,
-                                            webhook_secret, chosen))
+    if webhook_url is not None and not webhook_url.startswith(("http://", "https://")):
+        raise click.UsageError(f"--webhook-url {webhook_url!r} is not an http(s) URL")
+    try:
+        state = ReferenceIssuer(GatewaySettings(seed, f"MODE_{mode}", step_ms, webhook_url,
+                                                webhook_secret, chosen, webhook_ca=webhook_ca))
+    except TlsProblem as problem:
+        raise click.UsageError(f"--webhook-ca: {problem}") from None
     app = create_app(state, Auth(bearer, oauth_client_id, oauth_client_secret, token_ttl))
     tls = None if tls_cert is None or tls_key is None else ServerTls(tls_cert, tls_key, client_ca)
     try:
@@ -168,6 +177,10 @@ def certs(out: Path, days: int, csr: Path | None) -> None:
               help="the signing secret issued to the gateway for status webhooks")
 @click.option("--no-webhooks", is_flag=True, help="the profile has no SIGNED_WEBHOOK")
 @click.option("--callback-port", type=click.IntRange(0, 65535), default=0)
+@click.option("--callback-tls-cert", type=_FILE,
+              help="serve the status-webhook receiver over HTTPS with this certificate "
+                   "(service-webhooks.crt from issuer certs)")
+@click.option("--callback-tls-key", type=_FILE, help="its key")
 @click.option("--patience-ms", type=click.IntRange(0), default=1000, show_default=True)
 @click.option("--timeout-s", type=click.FloatRange(0.1, 120), default=5.0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -180,7 +193,9 @@ def conformance_issuer(api_base_url: str, mode: str, ca_file: Path | None,
                        client_secret: str | None, provider_states_url: str | None,
                        triggers: bool, reject_amount: Decimal, silence_amount: Decimal,
                        approval_sla_seconds: int, webhook_secret: str, no_webhooks: bool,
-                       callback_port: int, patience_ms: int, timeout_s: float, seed: int,
+                       callback_port: int, callback_tls_cert: Path | None,
+                       callback_tls_key: Path | None, patience_ms: int, timeout_s: float,
+                       seed: int,
                        junit: Path | None, html: Path | None, as_json: bool) -> None:
     """Run the issuer conformance suite against a real gateway, on virtual time.
 
@@ -193,6 +208,10 @@ def conformance_issuer(api_base_url: str, mode: str, ca_file: Path | None,
         _usage("--client-cert and --client-key go together")
     if token_url is not None and (client_id is None or client_secret is None):
         _usage("--token-url needs --client-id and --client-secret")
+    if (callback_tls_cert is None) != (callback_tls_key is None):
+        _usage("--callback-tls-cert and --callback-tls-key go together")
+    callback_tls = None if callback_tls_cert is None or callback_tls_key is None \
+        else ServerTls(callback_tls_cert, callback_tls_key)
     if provider_states_url is None and not triggers:
         _usage("say how the kit makes the gateway reject or stay silent: "
                "--provider-states-url URL or --triggers")
@@ -203,7 +222,7 @@ def conformance_issuer(api_base_url: str, mode: str, ca_file: Path | None,
         triggers={Outcome.REJECTED: reject_amount, Outcome.SILENCE: silence_amount}
         if triggers else None, webhook_secret=webhook_secret)
     options = KitOptions(config, _MODES[mode], approval_sla_seconds, seed, not no_webhooks,
-                         callback_port)
+                         callback_port, callback_tls=callback_tls)
     try:
         report = run_kit(options)
     except KitUnusable as problem:
