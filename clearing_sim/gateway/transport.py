@@ -185,6 +185,22 @@ class Transport:
 
     def request(self, method: str, url: str, body: dict[str, Any] | None = None,
                 tag: str | None = None) -> Call:
+        """``send`` and ``record``: the call made and recorded here and now."""
+        return self.record(self.send(method, url, body, tag))
+
+    def record(self, call: Call) -> Call:
+        """Keep the call and tell ``on_call`` (in the engine's thread, under its lock)."""
+        self.calls.append(call)
+        if self.on_call is not None:
+            self.on_call(call)
+        return call
+
+    def send(self, method: str, url: str, body: dict[str, Any] | None = None,
+             tag: str | None = None, delay_s: float = 0.0) -> Call:
+        """Make the call (after ``delay_s`` of wall time) without recording it: safe off the
+        engine's thread, one call at a time per transport."""
+        if delay_s > 0:
+            time.sleep(delay_s)
         raw = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
         headers = {"Accept": "application/json"}
         if body is not None:
@@ -197,9 +213,6 @@ class Transport:
                         tag=tag)
         else:
             call = self._send(method, url, raw, headers, started, tag)
-        self.calls.append(call)
-        if self.on_call is not None:
-            self.on_call(call)
         return call
 
     def _send(self, method: str, url: str, raw: bytes, headers: dict[str, str],
