@@ -47,6 +47,27 @@ _MODES = {"2": SettlementMode.MODE_2, "3": SettlementMode.MODE_3}
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
+class _Amount(click.ParamType):
+    """A trigger amount: a positive, finite decimal string (``2.22``)."""
+
+    name = "AMOUNT"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> Decimal:
+        if isinstance(value, Decimal):
+            return value
+        try:
+            amount = Decimal(str(value))
+        except ArithmeticError:
+            amount = Decimal("NaN")
+        if not amount.is_finite() or amount <= 0:
+            self.fail(f"{value!r} is not a positive decimal amount (e.g. 2.22)", param, ctx)
+        return amount
+
+
+_AMOUNT = _Amount()
+
+
 @click.group()
 def issuer() -> None:
     """The issuer side: a reference issuer gateway and the certificates it needs."""
@@ -147,10 +168,17 @@ def certs(out: Path, days: int, csr: Path | None) -> None:
             _usage(f"no test CA in {out}: run clearing-sim issuer certs --out {out} first")
         try:
             click.echo(str(sign_csr_file(out, csr.read_bytes(), dt.datetime.now(dt.UTC), days)))
-        except ValueError as error:
-            _usage(f"{csr}: not a usable CSR: {error}")
+        except (ValueError, TypeError) as error:
+            _usage(f"{csr}: not a usable CSR (or {out}/ca.key is not the test CA's key): "
+                   f"{error}")
+        except OSError as error:
+            _usage(f"cannot sign into {out}: {error.strerror or error}")
         return
-    bundle = write_bundle(out, dt.datetime.now(dt.UTC), days)
+    try:
+        bundle = write_bundle(out, dt.datetime.now(dt.UTC), days)
+    except (OSError, ValueError) as error:  # a file in the way, no permission, a NUL byte
+        _usage(f"cannot write the certificates into {out}: "
+               f"{getattr(error, 'strerror', None) or error}")
     for path in (*bundle.files(), out / "ca.key", out / "service-client.csr"):
         click.echo(str(path))
 
@@ -170,8 +198,8 @@ def certs(out: Path, days: int, csr: Path | None) -> None:
               help="ask for rejection and silence by trigger amounts instead "
                    f"(rejected {TRIGGERS_DEFAULT[Outcome.REJECTED]}, silence "
                    f"{TRIGGERS_DEFAULT[Outcome.SILENCE]})")
-@click.option("--reject-amount", type=Decimal, default=TRIGGERS_DEFAULT[Outcome.REJECTED])
-@click.option("--silence-amount", type=Decimal, default=TRIGGERS_DEFAULT[Outcome.SILENCE])
+@click.option("--reject-amount", type=_AMOUNT, default=TRIGGERS_DEFAULT[Outcome.REJECTED])
+@click.option("--silence-amount", type=_AMOUNT, default=TRIGGERS_DEFAULT[Outcome.SILENCE])
 @click.option("--approval-sla-seconds", type=click.IntRange(1), default=900, show_default=True)
 @click.option("--webhook-secret", default="whsec_conformance_kit", show_default=True,
               help="the signing secret issued to the gateway for status webhooks")

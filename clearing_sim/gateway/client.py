@@ -8,10 +8,10 @@ waits for real answers. In the shim (``World.external`` set) the call is handed 
 off the event loop while the advance pauses at that instant (``clearing_sim.http.clock``);
 in the kit and ``clearing-sim run`` it is made inside the step. Two calls are always made
 inside the step: the provider-state set-up call of ``arm`` and the last replay of a
-never-answered POST when the instruction expires. A read that finds an unchanged, non-final status waits up to
-``patience_ms`` of wall time for it to move (the gateway is given real time to work); once
-an instruction has been quiet that long, later reads answer at once, so polling runs on
-virtual time and a silence beyond ``approvalSlaSeconds`` takes milliseconds of wall time.
+never-answered POST when the instruction expires. A read that finds an unchanged, non-final
+status waits up to ``patience_ms`` of wall time for it to move (the gateway is given real
+time to work); once an instruction has been quiet that long, later reads answer at once, so
+polling runs on virtual time and a silence beyond ``approvalSlaSeconds`` takes milliseconds of wall time.
 
 Answers are untrusted (``answers``): a timeout, a 5xx, a malformed answer or an answer
 larger than the bound is logged (``issuer.http``, with request and response) and counts as
