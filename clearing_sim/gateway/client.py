@@ -11,7 +11,8 @@ inside the step: the provider-state set-up call of ``arm`` and the last replay o
 never-answered POST when the instruction expires. A read that finds an unchanged, non-final
 status waits up to ``patience_ms`` of wall time for it to move (the gateway is given real
 time to work); once an instruction has been quiet that long, later reads answer at once, so
-polling runs on virtual time and a silence beyond ``approvalSlaSeconds`` takes milliseconds of wall time.
+polling runs on virtual time and a silence beyond ``approvalSlaSeconds`` takes milliseconds
+of wall time.
 
 Answers are untrusted (``answers``): a timeout, a 5xx, a malformed answer or an answer
 larger than the bound is logged (``issuer.http``, with request and response) and counts as
