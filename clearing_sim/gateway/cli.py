@@ -47,7 +47,7 @@ _MODES = {"2": SettlementMode.MODE_2, "3": SettlementMode.MODE_3}
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
-class _Amount(click.ParamType):
+class _Amount(click.ParamType[Decimal]):
     """A trigger amount: a positive, finite decimal string (``2.22``)."""
 
     name = "AMOUNT"

@@ -18,10 +18,12 @@ served at the delivery's own virtual time; then it feeds the answers in and carr
 Calls to real issuer gateways (``World.external``) pause it the same way: they are made in a
 worker thread, one after another in the engine's order, beside the deliveries, and their
 answers are fed in under the next hold, so a slow gateway never blocks the event loop.
-With a journal, each slice (each hold of the world lock) is one ``clock`` entry (events
-run, where the clock stopped), so a read logged between two slices is replayed between
-them; each batch of real answers is one ``deliveries`` entry, fed in under the same hold as
-the events after it.
+A slice ends between two instants (it runs the rest of the instant it reached), so the
+world between two slices is the world an advance to that instant would leave. With a
+journal, each slice (each hold of the world lock) is one ``clock`` entry (events run, the
+instant it reached), so a read logged between two slices is replayed between them; each
+batch of real answers is one ``deliveries`` entry, fed in under the same hold as the events
+after it.
 
 In ``realtime`` mode a background task (``run_realtime``) catches the world up with
 ``epoch of the run + (wall elapsed × speed)`` every ``TICK_S`` seconds, and each request
@@ -166,7 +168,8 @@ class Clock:
                     pause = self._step(target_ms)
                     if sim.journal is not None:  # one entry per hold: requests between
                         sim.journal.clock(at_ms, self.steps,  # two slices come after it
-                                          target_ms if pause is None else None)
+                                          target_ms if pause is None else
+                                          sim.world.now_ms if not pause else None)
                     if pause:  # paused at the real parties' instant: writes may come in
                         self.running_events = False
                 if pause is None:
@@ -223,13 +226,14 @@ class Clock:
         """Run events up to ``target_ms``: ``None`` when the clock is there; the requests
         waiting for real receivers and the calls waiting for real gateways (the rest of
         their instant run first); an empty pause after a slice of ``_STEPS_PER_SLICE``
-        events or ``_SLICE_S`` of wall time, never with requests waiting in the outbox (a
-        replay takes them where the entry ends). ``steps`` counts the events run (the
-        journal holds the count: replay runs exactly as many)."""
+        events or ``_SLICE_S`` of wall time, and then the rest of the instant it reached, so
+        a slice ends where an advance to that instant would (the journal records it as one)
+        and never with requests in the outbox. ``steps`` counts the events run (the journal
+        holds the count: replay runs exactly as many)."""
         world, deliveries, external = self.sim.world, self.sim.deliveries, self.sim.world.external
         env = world.env
         started_s = time.monotonic()
-        run = 0
+        run, sliced = 0, False
         while True:
             if self._waiting():
                 while env.peek() == world.now_ms:
@@ -237,13 +241,15 @@ class Clock:
                     self.steps += 1
                 return Pause(deliveries.take() if deliveries is not None else [],
                              external.take() if external is not None else [])
-            if run == _STEPS_PER_SLICE or (run % _CHECK_EVERY == _CHECK_EVERY - 1 and
-                                           time.monotonic() - started_s > _SLICE_S):
-                return Pause([], [])
             if env.peek() > target_ms:
                 if target_ms > world.now_ms:
                     world.run_until(target_ms)
                 return None
+            sliced = sliced or run >= _STEPS_PER_SLICE or (
+                run % _CHECK_EVERY == _CHECK_EVERY - 1
+                and time.monotonic() - started_s > _SLICE_S)
+            if sliced and env.peek() > world.now_ms:
+                return Pause([], [])
             env.step()
             self.steps += 1
             run += 1
