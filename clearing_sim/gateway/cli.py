@@ -47,25 +47,15 @@ _MODES = {"2": SettlementMode.MODE_2, "3": SettlementMode.MODE_3}
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
-class _Amount(click.ParamType[Decimal]):
+def _amount(ctx: click.Context, param: click.Parameter, value: str | Decimal) -> Decimal:
     """A trigger amount: a positive, finite decimal string (``2.22``)."""
-
-    name = "AMOUNT"
-
-    def convert(self, value: object, param: click.Parameter | None,
-                ctx: click.Context | None) -> Decimal:
-        if isinstance(value, Decimal):
-            return value
-        try:
-            amount = Decimal(str(value))
-        except ArithmeticError:
-            amount = Decimal("NaN")
-        if not amount.is_finite() or amount <= 0:
-            self.fail(f"{value!r} is not a positive decimal amount (e.g. 2.22)", param, ctx)
-        return amount
-
-
-_AMOUNT = _Amount()
+    try:
+        amount = Decimal(str(value))
+    except ArithmeticError:
+        amount = Decimal("NaN")
+    if not amount.is_finite() or amount <= 0:
+        raise click.BadParameter(f"{value!r} is not a positive decimal amount (e.g. 2.22)")
+    return amount
 
 
 @click.group()
@@ -198,8 +188,10 @@ def certs(out: Path, days: int, csr: Path | None) -> None:
               help="ask for rejection and silence by trigger amounts instead "
                    f"(rejected {TRIGGERS_DEFAULT[Outcome.REJECTED]}, silence "
                    f"{TRIGGERS_DEFAULT[Outcome.SILENCE]})")
-@click.option("--reject-amount", type=_AMOUNT, default=TRIGGERS_DEFAULT[Outcome.REJECTED])
-@click.option("--silence-amount", type=_AMOUNT, default=TRIGGERS_DEFAULT[Outcome.SILENCE])
+@click.option("--reject-amount", default=str(TRIGGERS_DEFAULT[Outcome.REJECTED]),
+              callback=_amount, show_default=True)
+@click.option("--silence-amount", default=str(TRIGGERS_DEFAULT[Outcome.SILENCE]),
+              callback=_amount, show_default=True)
 @click.option("--approval-sla-seconds", type=click.IntRange(1), default=900, show_default=True)
 @click.option("--webhook-secret", default="whsec_conformance_kit", show_default=True,
               help="the signing secret issued to the gateway for status webhooks")
