@@ -414,3 +414,14 @@ def test_a_redeem_settles_through_a_real_gateway_on_the_realtime_clock(
     assert len(issuer.instructions) == 1
     assert max(waits) < 0.25, f"a read waited {max(waits):.2f} s behind a gateway call"
     assert "Traceback" not in server.errors
+
+
+def test_a_bearer_that_cannot_travel_in_a_header_is_a_400(
+        fuzz_client: tuple[Client, str]) -> None:
+    """RFC 6750: refused when the gateway is set up, not at the engine's first call."""
+    client, issuer_id = fuzz_client
+    response = client.request("PUT", f"/sim/v1/operator/issuers/{issuer_id}/gateway",
+                              headers=OP, json={"apiBaseUrl": "http://127.0.0.1:9",
+                                                "bearer": "t\u00f6ken"})
+    assert response.status_code == 400, response.text
+    assert "bearer token" in response.json()["errors"][0]["message"]
