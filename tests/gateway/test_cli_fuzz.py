@@ -104,7 +104,9 @@ def test_issuer_certs_never_tracebacks(data: Any, files: Path, tmp_path: Path) -
                                      str(files / "a-file" / "below"), str(files / "certs")]),
                     _JUNK.map(lambda j: str(tmp_path / j) if j else ""))
     argv = data.draw(_argv({"--out": out, "--days": _NUMBERS, "--csr": _paths(files)}))
-    result = CliRunner().invoke(issuer, ["certs", *argv])
+    runner = CliRunner()
+    with runner.isolated_filesystem(temp_dir=tmp_path):  # "--out ''" writes where it runs
+        result = runner.invoke(issuer, ["certs", *argv])
     _no_traceback(result, (0, 2))
 
 
