@@ -1,7 +1,8 @@
 """Real issuer gateways in the shim: the operator route that puts an issuer on its real
 gateway, and the route where a real issuer's status webhooks arrive.
 
-Public names: ``ROUTES``, ``WEBHOOK_PREFIX``, ``issuer_webhook``, ``receive_issuer_webhook``.
+Public names: ``INBOUND_ROUTES``, ``InboundRoute``, ``ROUTES``, ``WEBHOOK_PREFIX``,
+``issuer_webhook``, ``receive_issuer_webhook``.
 
 ``PUT /sim/v1/operator/issuers/{issuerId}/gateway`` with ``apiBaseUrl`` (required) and the
 onboarding material of Authentication 8 (``caFile``, ``clientCert``, ``clientKey``, paths on
@@ -14,16 +15,19 @@ issued to the issuer (made from the world's ids unless given) and the path its
 verified with that secret against the shim's wall clock (a real issuer signs with a real
 clock); unsigned, wrongly signed or stale ones are dropped, logged (``issuer.webhook``) and
 answered 401; a valid one is only a prompt (202): the saga reads the instruction first.
+``INBOUND_ROUTES`` lists that route for the OpenAPI document (a third surface, beside
+``/api/v1`` and ``/sim/v1``: no bearer credential, the ``Service-Signature`` header is the
+check).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
+from attrs import frozen
 
 from clearing_sim.domain.errors import InvalidRequest, NotAllowed, NotFound
 from clearing_sim.domain.parties import ParticipantKind
@@ -37,11 +41,27 @@ from clearing_sim.service.messages import Request, Response, encode_json
 if TYPE_CHECKING:
     from clearing_sim.http.simulation import Simulation
 
-__all__ = ["ROUTES", "WEBHOOK_PREFIX", "issuer_webhook", "receive_issuer_webhook"]
+__all__ = ["INBOUND_ROUTES", "ROUTES", "WEBHOOK_PREFIX", "InboundRoute", "issuer_webhook",
+           "receive_issuer_webhook"]
 
 WEBHOOK_PREFIX = "/issuer-webhooks"
-#: RFC 6750's b64token: what a bearer credential may hold in an Authorization header
-_TOKEN68 = re.compile(r"[A-Za-z0-9._~+/-]+=*")
+
+
+@frozen
+class InboundRoute:
+    """A route where a real party calls the shim (not the service's API, not the operator's
+    surface): documented in the OpenAPI document, served by ``Shim`` itself."""
+
+    method: str
+    template: str
+    summary: str
+
+
+INBOUND_ROUTES = (
+    InboundRoute("POST", f"{WEBHOOK_PREFIX}/{{issuerId}}",
+                 "receive a real issuer's signed status webhook (only a prompt: the saga "
+                 "reads the instruction before acting)"),
+)
 _JSON = (("Content-Type", "application/json"),)
 
 
@@ -74,11 +94,7 @@ def _url(f: Fields, name: str, *, required: bool = False) -> str | None:
 def _config(f: Fields, secret: str) -> GatewayConfig:
     base = _url(f, "apiBaseUrl", required=True)
     ca, cert, key = _path(f, "caFile"), _path(f, "clientCert"), _path(f, "clientKey")
-    bearer = f.text("bearer", required=False)
-    if bearer is not None and not _TOKEN68.fullmatch(bearer):
-        f.problem("bearer", "invalid_value", "bearer must be a token of letters, digits and "
-                                             "-._~+/ (then = only), as RFC 6750 sends it")
-        bearer = None
+    bearer = f.text("bearer", required=False)  # its characters: the transport's rule
     token_url = _url(f, "tokenUrl")
     client_id = f.text("clientId", required=False)
     client_secret = f.text("clientSecret", required=False)
