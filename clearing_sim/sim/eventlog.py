@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping
+from json import encoder as _json_encoder
 from typing import Any, TextIO
 
 __all__ = ["EventLog", "JsonValue", "LogNotRetained", "Record"]
@@ -31,6 +32,24 @@ JsonValue = str | int | bool | None | list[Any] | dict[str, Any]
 
 #: The canonical form's encoder, made once (``json.dumps`` with options builds one per call).
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _make_encode() -> Callable[[dict[str, Any]], str]:
+    """``_CANONICAL.encode``, without the C encoder it makes on every call: the standard
+    library's C encoder made once with the same options (it is what ``encode`` runs), or
+    ``encode`` itself where the C accelerator is missing. No cycle check: fields are trees."""
+    make = getattr(_json_encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython has the accelerator
+        return _CANONICAL.encode
+    run = make(None, _CANONICAL.default, _json_encoder.encode_basestring, None, ":", ",",
+               True, False, True)
+
+    def encode(body: dict[str, Any]) -> str:
+        return "".join(run(body, 0))
+    return encode
+
+
+_encode = _make_encode()
 
 
 class Record:
@@ -66,8 +85,7 @@ class Record:
         return self.fields.get(name, default)
 
     def canonical(self) -> str:
-        body = {"at": self.at_ms, "seq": self.seq, "kind": self.kind, **self.fields}
-        return _CANONICAL.encode(body)
+        return _encode({"at": self.at_ms, "seq": self.seq, "kind": self.kind, **self.fields})
 
 
 class LogNotRetained(RuntimeError):
@@ -84,6 +102,8 @@ class EventLog:
         self._records: list[Record] = []
         #: (kind or None for every kind, listener), in the order they were added
         self._listeners: list[tuple[str | None, Callable[[Record], None]]] = []
+        #: kind → the listeners a record of that kind calls, in order (made on first use)
+        self._calls: dict[str, tuple[Callable[[Record], None], ...]] = {}
         self._count = 0
         self._sink = sink
         self._retain = retain
@@ -102,15 +122,19 @@ class EventLog:
                 self._hash.update(b"\n")
             self._hash.update(line.encode())
             self._sink.write(line + "\n")
-        for wanted, listener in self._listeners:
-            if wanted is None or wanted == kind:
-                listener(record)
+        calls = self._calls.get(kind)
+        if calls is None:
+            calls = self._calls[kind] = tuple(
+                listener for wanted, listener in self._listeners if wanted in (None, kind))
+        for listener in calls:
+            listener(record)
         return record
 
     def listen(self, listener: Callable[[Record], None], kind: str | None = None) -> None:
         """Call ``listener`` with each record appended from now on (of ``kind`` only, if
         given), in the order the listeners were added."""
         self._listeners.append((kind, listener))
+        self._calls.clear()
 
     def unlisten(self, listener: Callable[[Record], None]) -> None:
         """Stop telling ``listener`` (a kit that watched one run of a long-lived world); its
@@ -118,6 +142,7 @@ class EventLog:
         for i, (_, known) in enumerate(self._listeners):
             if known == listener:
                 del self._listeners[i]
+                self._calls.clear()
                 return
         raise ValueError(f"{listener!r} does not listen to this log")
 
