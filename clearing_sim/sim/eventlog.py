@@ -20,10 +20,10 @@ memory, so a run of any length logs in constant memory. Such a log cannot be rea
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterator, Mapping
-from json import encoder as _json_encoder
 from typing import Any, TextIO
+
+from clearing_sim.domain.jsontext import compact_encoder
 
 __all__ = ["EventLog", "JsonValue", "LogNotRetained", "Record"]
 
@@ -31,25 +31,7 @@ JsonValue = str | int | bool | None | list[Any] | dict[str, Any]
 
 
 #: The canonical form's encoder, made once (``json.dumps`` with options builds one per call).
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _make_encode() -> Callable[[dict[str, Any]], str]:
-    """``_CANONICAL.encode``, without the C encoder it makes on every call: the standard
-    library's C encoder made once with the same options (it is what ``encode`` runs), or
-    ``encode`` itself where the C accelerator is missing. No cycle check: fields are trees."""
-    make = getattr(_json_encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - CPython has the accelerator
-        return _CANONICAL.encode
-    run = make(None, _CANONICAL.default, _json_encoder.encode_basestring, None, ":", ",",
-               True, False, True)
-
-    def encode(body: dict[str, Any]) -> str:
-        return "".join(run(body, 0))
-    return encode
-
-
-_encode = _make_encode()
+_encode = compact_encoder(sort_keys=True, ensure_ascii=False)
 
 
 class Record:
