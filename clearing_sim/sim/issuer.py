@@ -23,7 +23,6 @@ signed status webhook when its profile lists SIGNED_WEBHOOK.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Generator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import simpy
 from attrs import define, field, frozen, validators
 
+from clearing_sim.domain.ids import transaction_id_of_reference
 from clearing_sim.domain.instruction import FINAL, InstructionStatus, Outcome
 from clearing_sim.domain.jsontext import compact_encoder
 from clearing_sim.domain.latency import Fixed, Latency, LogNormal
@@ -191,7 +191,7 @@ class IssuerGateway:
                                   instructionId=known.id, idempotencyKey=key)
             assert known.original is not None
             return known.original
-        transaction_id = str(uuid.UUID(hex=body["reference"]))
+        transaction_id = transaction_id_of_reference(body["reference"])
         ins = Instruction(self.world.ids.uuid("instruction"), kind, transaction_id, mode,
                           dict(body), feedback)
         ins.execute_requested = self.world.env.event()
