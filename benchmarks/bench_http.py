@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from served import redeem_cast, start
 
 TOKEN = "bench-operator-token"
 EXE = Path(sys.executable).with_name("clearing-sim")
@@ -60,37 +61,15 @@ def _bare_server() -> None:
         sockets=[sock])
 
 
-def _start(command: list[str]) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
-                               env={**os.environ, "NO_COLOR": "1"})
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    match = re.search(r"serving on (http://\S+)", line)
-    if match is None:
-        process.kill()
-        raise SystemExit(f"server did not start: {line!r}")
-    return process, match.group(1)
-
-
 def _setup(base: str) -> dict[str, Any]:
-    op = {"Authorization": f"Bearer {TOKEN}"}
+    auth, body = redeem_cast(base, TOKEN)
     with httpx.Client(base_url=base, timeout=30) as http:
-        issuer = http.post("/sim/v1/participants", headers=op, json={
-            "kind": "stablecoin_issuer", "name": "Ether Pound",
-            "rtgsBalanceGbp": "1000000000.00", "assets": [{"code": "GBPE", "ledger": "evm"}]})
-        asset = issuer.json()["data"]["assets"][0]
-        member = http.post("/sim/v1/participants", headers=op, json={
-            "kind": "clearing_member", "name": "Northbank",
-            "wallets": {"GBPE": "1000000000.00"}}).json()["data"]
-        body = {"useCase": "redeem", "paymentReference": "BENCH",
-                "source": {"amount": "10.00", "asset": asset},
-                "target": {"amount": "10.00", "asset": {"code": "GBP"}}}
-        auth = {"Authorization": f"Bearer {member['apiKey']}"}
         tx = http.post("/api/v1/transactions", headers=auth, json=body).json()["data"]["id"]
-        http.post("/sim/v1/clock/advance", headers=op, json={"seconds": 3600})
+        http.post("/sim/v1/clock/advance", headers={"Authorization": f"Bearer {TOKEN}"},
+                  json={"seconds": 3600})
         assert http.get(f"/api/v1/transactions/{tx}", headers=auth).json()["data"][
             "lifecycleStatus"] == "settled"
-    return {"key": member["apiKey"], "tx": tx, "body": body}
+    return {"key": auth["Authorization"].removeprefix("Bearer "), "tx": tx, "body": body}
 
 
 def _wrk(url: str, args: argparse.Namespace, headers: dict[str, str],
@@ -133,9 +112,9 @@ def main() -> None:
         return
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
-    shim, shim_base = _start([str(EXE), "serve", "--port", "0", "--seed", "1",
+    shim, shim_base = start([str(EXE), "serve", "--port", "0", "--seed", "1",
                               "--operator-token", TOKEN])
-    bare, bare_base = _start([sys.executable, __file__, "--bare-server"])
+    bare, bare_base = start([sys.executable, __file__, "--bare-server"])
     try:
         cast = _setup(shim_base)
         auth = {"Authorization": f"Bearer {cast['key']}"}

@@ -28,40 +28,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+from served import redeem_cast, start
 
 TOKEN = "bench-operator-token"
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _start(*extra: str) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "clearing_sim", "serve", "--port", "0", "--seed", "1",
-         "--operator-token", TOKEN, *extra], stdout=subprocess.PIPE, text=True,
-        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    match = re.search(r"serving on (http://\S+)", line)
-    if match is None:
-        process.kill()
-        raise SystemExit(f"server did not start: {line!r}")
-    return process, match.group(1)
-
-
-def _cast(base: str) -> tuple[dict[str, str], dict[str, Any]]:
-    op = {"Authorization": f"Bearer {TOKEN}"}
-    with httpx.Client(base_url=base, timeout=30) as http:
-        issuer = http.post("/sim/v1/participants", headers=op, json={
-            "kind": "stablecoin_issuer", "name": "Ether Pound",
-            "rtgsBalanceGbp": "1000000000.00", "assets": [{"code": "GBPE", "ledger": "evm"}]})
-        asset = issuer.json()["data"]["assets"][0]
-        member = http.post("/sim/v1/participants", headers=op, json={
-            "kind": "clearing_member", "name": "Northbank",
-            "wallets": {"GBPE": "1000000000.00"}}).json()["data"]
-    body = {"useCase": "redeem", "paymentReference": "BENCH",
-            "source": {"amount": "10.00", "asset": asset},
-            "target": {"amount": "10.00", "asset": {"code": "GBP"}}}
-    return {"Authorization": f"Bearer {member['apiKey']}"}, body
+    return start([sys.executable, "-m", "clearing_sim", "serve", "--port", "0", "--seed", "1",
+                  "--operator-token", TOKEN, *extra], env={"PYTHONPATH": str(ROOT)})
 
 
 def _wrk(base: str, auth: dict[str, str], body: dict[str, Any], connections: int,
@@ -119,8 +94,8 @@ def main() -> None:
     rates: dict[str, list[float]] = {"without": [], "with": []}
     bad = 0
     try:
-        servers = {"without": (plain_base, *_cast(plain_base)),
-                   "with": (journaled_base, *_cast(journaled_base))}
+        servers = {"without": (plain_base, *redeem_cast(plain_base, TOKEN)),
+                   "with": (journaled_base, *redeem_cast(journaled_base, TOKEN))}
         for round_ in range(args.rounds):
             for name in ("without", "with"):
                 base, auth, body = servers[name]

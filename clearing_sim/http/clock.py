@@ -15,10 +15,12 @@ deterministically: when requests reach real receivers, the advance stops at thei
 instant, clears ``running_events``, frees the world lock and waits for the answers, so a
 receiver that calls back (fetching the transaction, as the spec tells it to, or writing) is
 served at the delivery's own virtual time; then it feeds the answers in and carries on.
-With a journal, each slice (each hold of the world lock) is one ``clock`` entry (events
-run, where the clock stopped), so a read logged between two slices is replayed between
-them; each batch of real answers is one ``deliveries`` entry, fed in under the same hold as
-the events after it.
+A slice ends between two instants (it runs the rest of the instant it reached), so the
+world between two slices is the world an advance to that instant would leave. With a
+journal, each slice (each hold of the world lock) is one ``clock`` entry (events run, the
+instant it reached), so a read logged between two slices is replayed between them; each
+batch of real answers is one ``deliveries`` entry, fed in under the same hold as the events
+after it.
 
 In ``realtime`` mode a background task (``run_realtime``) catches the world up with
 ``epoch of the run + (wall elapsed × speed)`` every ``TICK_S`` seconds, and each request
@@ -151,7 +153,8 @@ class Clock:
                     batch = self._step(target_ms)
                     if sim.journal is not None:  # one entry per hold: requests between
                         sim.journal.clock(at_ms, self.steps,  # two slices come after it
-                                          target_ms if batch is None else None)
+                                          target_ms if batch is None else
+                                          sim.world.now_ms if batch == [] else None)
                     if batch:  # paused at the receivers' instant: writes may come in
                         self.running_events = False
                 if batch == []:  # a slice done: reads get the world between two events
@@ -175,27 +178,29 @@ class Clock:
     def _step(self, target_ms: int) -> list[Outgoing] | None:
         """Run events up to ``target_ms``: ``None`` when the clock is there; the requests
         waiting for real receivers (the rest of their instant run first); ``[]`` after a
-        slice of ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time, never with
-        requests waiting in the outbox (a replay takes them where the entry ends).
-        ``steps`` counts the events run (the journal holds the count: replay runs exactly as
-        many)."""
+        slice of ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time, and then the rest
+        of the instant it reached, so a slice ends where an advance to that instant would
+        (the journal records it as one) and never with requests in the outbox. ``steps``
+        counts the events run (the journal holds the count: replay runs exactly as many)."""
         world, deliveries = self.sim.world, self.sim.deliveries
         env = world.env
         started_s = time.monotonic()
-        run = 0
+        run, sliced = 0, False
         while True:
             if deliveries is not None and deliveries.outbox:
                 while env.peek() == world.now_ms:
                     env.step()
                     self.steps += 1
                 return deliveries.take()
-            if run == _STEPS_PER_SLICE or (run % _CHECK_EVERY == _CHECK_EVERY - 1 and
-                                           time.monotonic() - started_s > _SLICE_S):
-                return []
             if env.peek() > target_ms:
                 if target_ms > world.now_ms:
                     world.run_until(target_ms)
                 return None
+            sliced = sliced or run >= _STEPS_PER_SLICE or (
+                run % _CHECK_EVERY == _CHECK_EVERY - 1
+                and time.monotonic() - started_s > _SLICE_S)
+            if sliced and env.peek() > world.now_ms:
+                return []
             env.step()
             self.steps += 1
             run += 1

@@ -62,17 +62,18 @@ class _Steps:
         # the log (so the digest) is the session's only if the session did the same.
         self.unsure: str | None = None  # why the digest cannot be the session's
         self.session_waiting: str | None = None  # a session not yet used by the next call
-        self.mid_advance = False  # the last entry was a slice of an advance not yet done
+        self.after_clock = False  # the last entry was a clock move (a slice of an advance)
 
     def __call__(self, entry: dict[str, Any], request: Request | None,
                  response: Response | None) -> None:
-        if entry["k"] != "clock" and self.mid_advance:
-            self.unsure = (f"entry {entry['n']} arrived between two slices of an advance "
-                           "(a scenario runs an advance whole)")
-        self.mid_advance = entry["k"] == "clock" and entry["to"] is None
+        after_clock, self.after_clock = self.after_clock, entry["k"] == "clock"
         if entry["k"] == "clock":
-            if entry["to"] is not None:  # else one slice of a longer advance
-                self.steps.append({"advance": {"to": f"{entry['to']}ms"}})
+            if entry["to"] is None:
+                raise ExportError(f"entry {entry['n']}: real webhook deliveries have no step "
+                                  "in a scenario file")
+            if after_clock:  # the next slice of the same advance: one step for them all
+                self.steps.pop()
+            self.steps.append({"advance": {"to": f"{entry['to']}ms"}})
         elif entry["k"] == "api":
             assert request is not None and response is not None
             self._call(request, response)

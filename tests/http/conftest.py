@@ -24,6 +24,26 @@ TOKEN = "operator-token-1"
 OP = {"Authorization": f"Bearer {TOKEN}"}
 
 
+#: World-file sections the HTTP tests share: Ether Pound (Mode 2, GBPE on evm) and
+#: Northbank's subscription to ``transaction.settled``.
+ETHER_POUND_YAML = """\
+issuers:
+  etherpound:
+    name: Ether Pound
+    rtgs: "1000000.00"
+    assets: [GBPE]
+    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: false,
+              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
+              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: evm,
+              apiBaseUrl: "https://issuer.example/api"}
+"""
+SETTLED_HOOK_YAML = """\
+webhooks:
+  hook: {participant: northbank, url: "https://hooks.example.com/w",
+         events: [transaction.settled]}
+"""
+
+
 class Client:
     """A synchronous face on ``httpx.AsyncClient`` over ``httpx.ASGITransport``: one event
     loop per client, so the shim's locks and tasks live on one loop, as under uvicorn."""

@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 from attrs import define, field
 
+from tests.http.conftest import ETHER_POUND_YAML, SETTLED_HOOK_YAML
+
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "served-token-1"
 
@@ -22,19 +24,7 @@ WORLD = """\
 world: {seed: 5}
 members:
   northbank: {name: Northbank, wallets: {GBPE: "1000.00"}}
-issuers:
-  etherpound:
-    name: Ether Pound
-    rtgs: "1000000.00"
-    assets: [GBPE]
-    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: false,
-              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
-              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: evm,
-              apiBaseUrl: "https://issuer.example/api"}
-webhooks:
-  hook: {participant: northbank, url: "https://hooks.example.com/w",
-         events: [transaction.settled]}
-"""
+""" + ETHER_POUND_YAML + SETTLED_HOOK_YAML
 
 
 @define

@@ -12,22 +12,13 @@ from clearing_sim.cli import main
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.cli import load_world
 from clearing_sim.http.replay import open_journal
-from tests.http.conftest import OP, TOKEN, Client, redeem_body
+from tests.http.conftest import ETHER_POUND_YAML, OP, TOKEN, Client, redeem_body
 
 WORLD = """\
 world: {seed: 7}
 members:
   northbank: {name: Northbank, wallets: {GBPE: "1000.00"}}
-issuers:
-  etherpound:
-    name: Ether Pound
-    rtgs: "1000000.00"
-    assets: [GBPE]
-    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: false,
-              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
-              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: evm,
-              apiBaseUrl: "https://issuer.example/api"}
-"""
+""" + ETHER_POUND_YAML
 
 
 def record(tmp_path: Path) -> tuple[Path, Path, str]:

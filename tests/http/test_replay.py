@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -9,9 +10,12 @@ from typing import Any
 import pytest
 
 from clearing_sim.http import ServeOptions, create_app
+from clearing_sim.http import clock as clock_module
 from clearing_sim.http.journal import JournalError, decode_line, encode_line, read_journal
 from clearing_sim.http.options import ClockMode
+from clearing_sim.http.recorder import request_of
 from clearing_sim.http.replay import open_journal
+from clearing_sim.http.sealing import Sealer
 from tests.http.conftest import (
     OP,
     TOKEN,
@@ -262,3 +266,102 @@ def test_issuer_webhooks_are_journaled_and_a_real_gateway_is_refused(tmp_path: P
     again, _ = journaled(path)
     assert digest(again) == before
     again.close()
+
+
+def test_an_advance_in_slices_with_reads_between_them_replays_to_the_same_digest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issues 14 and 16 together: a long advance runs in slices and reads are answered (and
+    logged) between two of them; each slice is its own journal entry, so the restart replays
+    every read where it was served, and a write that waited for the advance's end after it."""
+    monkeypatch.setattr(clock_module, "_STEPS_PER_SLICE", 5)
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path)
+    issuer, member = add(client, issuer_body()), add(client, member_body())
+    assert issuer.asset is not None
+    for n in range(12):
+        answer = client.post("/api/v1/transactions", headers=member.auth,
+                             json=redeem_body(issuer.asset, amount="10.00", reference=f"S-{n}"))
+        assert answer.status_code == 201, answer.text
+    http = client.http
+    seen: list[int] = []
+
+    async def during() -> None:
+        advance = asyncio.ensure_future(http.post("/sim/v1/clock/advance", headers=OP,
+                                                  json={"seconds": 7200}))
+        write = None
+        while not advance.done():
+            listed = await http.get("/api/v1/transactions?limit=3", headers=member.auth)
+            assert listed.status_code == 200, listed.text
+            seen.append(client.sim.world.now_ms)
+            if write is None:
+                write = asyncio.ensure_future(http.post(
+                    "/api/v1/transactions", headers=member.auth,
+                    json=redeem_body(issuer.asset or {}, amount="1.00", reference="LATE")))
+            await asyncio.sleep(0)
+        assert (await advance).status_code == 200
+        assert write is not None
+        assert (await write).json()["data"]["initiatedAt"] == "2026-01-01T02:00:00.000Z"
+
+    client.run(during())
+    assert any(0 < at < 7_200_000 for at in seen), seen  # reads really came between slices
+    slices = [e for _, e in read_journal(path).entries if e["k"] == "clock"]
+    reached = [e["to"] for e in slices]
+    assert len(slices) > 2 and reached == sorted(reached) and reached[-1] == 7_200_000
+    before = digest(client)
+    client.close()
+    restarted, _ = journaled(path)
+    assert digest(restarted) == before
+    restarted.close()
+    # Each slice ends between two instants: the same requests, with each slice made an
+    # advance of its own, give the same digest (what an export and the crash test rely on).
+    assert by_advances(path) == before
+
+
+def test_a_journal_cut_in_the_middle_of_an_advance_restarts_where_an_advance_would_stop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash mid-advance (the answer never sent) leaves the slices already journaled:
+    the restart stops at the instant the last one reached, the world an advance to that
+    instant leaves, and carries on from there."""
+    monkeypatch.setattr(clock_module, "_STEPS_PER_SLICE", 3)
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path)
+    issuer, member = add(client, issuer_body()), add(client, member_body())
+    assert issuer.asset is not None
+    for n in range(6):
+        client.post("/api/v1/transactions", headers=member.auth,
+                    json=redeem_body(issuer.asset, amount="5.00", reference=f"C-{n}"))
+    client.advance(3600)
+    client.close()
+    journal = read_journal(path)
+    cuts = [entry for _, entry in journal.entries if entry["k"] == "clock"]
+    assert len(cuts) > 3
+    entry = cuts[len(cuts) // 2]  # cut the file where the next entry's line starts
+    following = next(o for o, e in journal.entries if e["n"] == entry["n"] + 1)
+    with path.open("r+b") as file:
+        file.truncate(following)
+    restarted, _ = journaled(path)
+    assert restarted.sim.world.now_ms == entry["to"] < 3_600_000
+    cut = digest(restarted)
+    restarted.close()
+    assert by_advances(path) == cut
+
+
+def by_advances(path: Path) -> str:
+    """The digest of a fresh shim sent the journal's requests, each clock entry an advance to
+    the instant it reached (as the crash test's uninterrupted run and an export do)."""
+    journal = read_journal(path)
+    client = Client(create_app(ServeOptions(operator_token=TOKEN, seed=journal.header.seed)))
+    sealer = Sealer(TOKEN, journal.header.salt)
+    for _, entry in journal.entries:
+        if entry["k"] in ("api", "op"):
+            request = request_of(entry, sealer, TOKEN)
+            answer = client.request(request.method, request.path, params=list(request.query),
+                                    headers=list(request.headers), content=request.body)
+            assert answer.status_code == entry["status"], (entry, answer.text)
+        elif entry["k"] == "clock":
+            moved = client.op("POST", "/sim/v1/clock/advance",
+                              {"seconds": (entry["to"] - client.sim.world.now_ms) / 1000})
+            assert moved.status_code == 200, moved.text
+    result = digest(client)
+    client.close()
+    return result

@@ -10,25 +10,13 @@ import pytest
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.cli import load_world
 from clearing_sim.scenario.errors import ScenarioError
-from tests.http.conftest import TOKEN, Client
+from tests.http.conftest import ETHER_POUND_YAML, SETTLED_HOOK_YAML, TOKEN, Client
 
 WORLD = """\
 world: {seed: 21, epoch: "2026-03-01T09:00:00Z"}
 members:
   northbank: {wallets: {GBPE: "250.00"}}
-issuers:
-  etherpound:
-    name: Ether Pound
-    rtgs: "1000000.00"
-    assets: [GBPE]
-    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: false,
-              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
-              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: evm,
-              apiBaseUrl: "https://issuer.example/api"}
-webhooks:
-  hook: {participant: northbank, url: "https://hooks.example.com/w",
-         events: [transaction.settled]}
-"""
+""" + ETHER_POUND_YAML + SETTLED_HOOK_YAML
 
 
 @pytest.fixture
