@@ -5,23 +5,69 @@ Public names: ``CallbackReceiver``.
 It answers 200 to any POST on ``/issuer-webhooks`` and queues the signature header and the
 raw body with their wall arrival time; the world takes them at its next step
 (``HttpGateway.take_callbacks``), where they are verified and dropped or used as a prompt.
+
+With ``tls`` it serves HTTPS, as a real service's webhook endpoint would: the certificate
+(``service-webhooks.crt`` from ``clearing-sim issuer certs``) is presented to the issuer's
+gateway, which verifies it against the CA it was given. Each connection's handshake runs in
+that connection's own thread, so a client that never finishes one holds up nobody; a failed
+handshake (a client that does not trust the certificate, or speaks plain HTTP) is counted in
+``handshake_failures`` and the connection closed.
 """
 
 from __future__ import annotations
 
+import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from clearing_sim.gateway.client import CallbackQueue
+from clearing_sim.gateway.serving import ServerTls
 
 __all__ = ["CallbackReceiver"]
 
 PATH = "/issuer-webhooks"
 BODY_MAX = 65_536
+HANDSHAKE_TIMEOUT_S = 10.0
+
+
+def _server_context(tls: ServerTls) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(str(tls.cert), str(tls.key), password=b"")
+    if tls.client_ca is not None:
+        context.load_verify_locations(cafile=str(tls.client_ca))
+        context.verify_mode = ssl.CERT_REQUIRED
+    return context
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 context: ssl.SSLContext | None) -> None:
+        super().__init__(address, handler)
+        self.context = context
+        self.handshake_failures: list[str] = []
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """In the connection's thread: the TLS handshake first, then the request."""
+        if self.context is not None:
+            request.settimeout(HANDSHAKE_TIMEOUT_S)
+            try:
+                request = self.context.wrap_socket(request, server_side=True)
+            except (OSError, ssl.SSLError) as error:
+                self.handshake_failures.append(str(error))
+                return
+        super().finish_request(request, client_address)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # a peer that goes away mid-request is not the kit's failure
 
 
 class CallbackReceiver:
-    def __init__(self, queue: CallbackQueue, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, queue: CallbackQueue, host: str = "127.0.0.1", port: int = 0,
+                 tls: ServerTls | None = None) -> None:
         self.queue = queue
 
         class Handler(BaseHTTPRequestHandler):
@@ -40,10 +86,16 @@ class CallbackReceiver:
             def log_message(self, format: str, *args: object) -> None:
                 return
 
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        self.url = f"http://{host}:{self.server.server_address[1]}{PATH}"
+        context = None if tls is None else _server_context(tls)
+        self.server = _Server((host, port), Handler, context)
+        scheme = "http" if tls is None else "https"
+        self.url = f"{scheme}://{host}:{self.server.server_address[1]}{PATH}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True,
                                         name="issuer-callbacks")
+
+    @property
+    def handshake_failures(self) -> list[str]:
+        return self.server.handshake_failures
 
     def __enter__(self) -> CallbackReceiver:
         self._thread.start()

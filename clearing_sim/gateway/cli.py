@@ -38,12 +38,24 @@ from clearing_sim.gateway.reference.app import Auth, create_app
 from clearing_sim.gateway.reference.state import TRIGGERS_DEFAULT
 from clearing_sim.gateway.serving import ServerTls, bind
 from clearing_sim.gateway.transport import GatewayConfig
+from clearing_sim.tls import TlsProblem
 from clearing_sim.tls.certs import sign_csr_file, write_bundle
 
 __all__ = ["conformance_issuer", "issuer"]
 
 _MODES = {"2": SettlementMode.MODE_2, "3": SettlementMode.MODE_3}
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _amount(ctx: click.Context, param: click.Parameter, value: str | Decimal) -> Decimal:
+    """A trigger amount: a positive, finite decimal string (``2.22``)."""
+    try:
+        amount = Decimal(str(value))
+    except ArithmeticError:
+        amount = Decimal("NaN")
+    if not amount.is_finite() or amount <= 0:
+        raise click.BadParameter(f"{value!r} is not a positive decimal amount (e.g. 2.22)")
+    return amount
 
 
 @click.group()
@@ -86,10 +98,13 @@ def _defects(names: tuple[str, ...]) -> frozenset[Defect]:
 @click.option("--token-ttl", type=click.IntRange(1), default=300, show_default=True)
 @click.option("--webhook-url", help="send signed status webhooks here")
 @click.option("--webhook-secret", help="the signing secret the service issued")
+@click.option("--webhook-ca", type=_FILE,
+              help="verify an https webhook receiver against this CA (default: the system's)")
 def serve(host: str, port: int, seed: int, mode: str, defects: tuple[str, ...], step_ms: int,
           tls_cert: Path | None, tls_key: Path | None, client_ca: Path | None,
           bearer: str | None, oauth_client_id: str | None, oauth_client_secret: str | None,
-          token_ttl: int, webhook_url: str | None, webhook_secret: str | None) -> None:
+          token_ttl: int, webhook_url: str | None, webhook_secret: str | None,
+          webhook_ca: Path | None) -> None:
     """Run the reference issuer gateway: the issuer side of the contract over HTTP.
 
     \b
@@ -105,8 +120,13 @@ def serve(host: str, port: int, seed: int, mode: str, defects: tuple[str, ...], 
         raise click.UsageError("--client-ca (mTLS) needs --tls-cert and --tls-key")
     if (oauth_client_id is None) != (oauth_client_secret is None):
         raise click.UsageError("--oauth-client-id and --oauth-client-secret go together")
-    state = ReferenceIssuer(GatewaySettings(seed, f"MODE_{mode}", step_ms, webhook_url,
-                                            webhook_secret, chosen))
+    if webhook_url is not None and not webhook_url.startswith(("http://", "https://")):
+        raise click.UsageError(f"--webhook-url {webhook_url!r} is not an http(s) URL")
+    try:
+        state = ReferenceIssuer(GatewaySettings(seed, f"MODE_{mode}", step_ms, webhook_url,
+                                                webhook_secret, chosen, webhook_ca=webhook_ca))
+    except TlsProblem as problem:
+        raise click.UsageError(f"--webhook-ca: {problem}") from None
     app = create_app(state, Auth(bearer, oauth_client_id, oauth_client_secret, token_ttl))
     tls = None if tls_cert is None or tls_key is None else ServerTls(tls_cert, tls_key, client_ca)
     try:
@@ -138,10 +158,17 @@ def certs(out: Path, days: int, csr: Path | None) -> None:
             _usage(f"no test CA in {out}: run clearing-sim issuer certs --out {out} first")
         try:
             click.echo(str(sign_csr_file(out, csr.read_bytes(), dt.datetime.now(dt.UTC), days)))
-        except ValueError as error:
-            _usage(f"{csr}: not a usable CSR: {error}")
+        except (ValueError, TypeError) as error:
+            _usage(f"{csr}: not a usable CSR (or {out}/ca.key is not the test CA's key): "
+                   f"{error}")
+        except OSError as error:
+            _usage(f"cannot sign into {out}: {error.strerror or error}")
         return
-    bundle = write_bundle(out, dt.datetime.now(dt.UTC), days)
+    try:
+        bundle = write_bundle(out, dt.datetime.now(dt.UTC), days)
+    except (OSError, ValueError) as error:  # a file in the way, no permission, a NUL byte
+        _usage(f"cannot write the certificates into {out}: "
+               f"{getattr(error, 'strerror', None) or error}")
     for path in (*bundle.files(), out / "ca.key", out / "service-client.csr"):
         click.echo(str(path))
 
@@ -161,13 +188,19 @@ def certs(out: Path, days: int, csr: Path | None) -> None:
               help="ask for rejection and silence by trigger amounts instead "
                    f"(rejected {TRIGGERS_DEFAULT[Outcome.REJECTED]}, silence "
                    f"{TRIGGERS_DEFAULT[Outcome.SILENCE]})")
-@click.option("--reject-amount", type=Decimal, default=TRIGGERS_DEFAULT[Outcome.REJECTED])
-@click.option("--silence-amount", type=Decimal, default=TRIGGERS_DEFAULT[Outcome.SILENCE])
+@click.option("--reject-amount", default=str(TRIGGERS_DEFAULT[Outcome.REJECTED]),
+              callback=_amount, show_default=True)
+@click.option("--silence-amount", default=str(TRIGGERS_DEFAULT[Outcome.SILENCE]),
+              callback=_amount, show_default=True)
 @click.option("--approval-sla-seconds", type=click.IntRange(1), default=900, show_default=True)
 @click.option("--webhook-secret", default="whsec_conformance_kit", show_default=True,
               help="the signing secret issued to the gateway for status webhooks")
 @click.option("--no-webhooks", is_flag=True, help="the profile has no SIGNED_WEBHOOK")
 @click.option("--callback-port", type=click.IntRange(0, 65535), default=0)
+@click.option("--callback-tls-cert", type=_FILE,
+              help="serve the status-webhook receiver over HTTPS with this certificate "
+                   "(service-webhooks.crt from issuer certs)")
+@click.option("--callback-tls-key", type=_FILE, help="its key")
 @click.option("--patience-ms", type=click.IntRange(0), default=1000, show_default=True)
 @click.option("--timeout-s", type=click.FloatRange(0.1, 120), default=5.0, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -180,7 +213,9 @@ def conformance_issuer(api_base_url: str, mode: str, ca_file: Path | None,
                        client_secret: str | None, provider_states_url: str | None,
                        triggers: bool, reject_amount: Decimal, silence_amount: Decimal,
                        approval_sla_seconds: int, webhook_secret: str, no_webhooks: bool,
-                       callback_port: int, patience_ms: int, timeout_s: float, seed: int,
+                       callback_port: int, callback_tls_cert: Path | None,
+                       callback_tls_key: Path | None, patience_ms: int, timeout_s: float,
+                       seed: int,
                        junit: Path | None, html: Path | None, as_json: bool) -> None:
     """Run the issuer conformance suite against a real gateway, on virtual time.
 
@@ -193,6 +228,10 @@ def conformance_issuer(api_base_url: str, mode: str, ca_file: Path | None,
         _usage("--client-cert and --client-key go together")
     if token_url is not None and (client_id is None or client_secret is None):
         _usage("--token-url needs --client-id and --client-secret")
+    if (callback_tls_cert is None) != (callback_tls_key is None):
+        _usage("--callback-tls-cert and --callback-tls-key go together")
+    callback_tls = None if callback_tls_cert is None or callback_tls_key is None \
+        else ServerTls(callback_tls_cert, callback_tls_key)
     if provider_states_url is None and not triggers:
         _usage("say how the kit makes the gateway reject or stay silent: "
                "--provider-states-url URL or --triggers")
@@ -203,7 +242,7 @@ def conformance_issuer(api_base_url: str, mode: str, ca_file: Path | None,
         triggers={Outcome.REJECTED: reject_amount, Outcome.SILENCE: silence_amount}
         if triggers else None, webhook_secret=webhook_secret)
     options = KitOptions(config, _MODES[mode], approval_sla_seconds, seed, not no_webhooks,
-                         callback_port)
+                         callback_port, callback_tls=callback_tls)
     try:
         report = run_kit(options)
     except KitUnusable as problem:

@@ -4,10 +4,15 @@ Public names: ``CallbackQueue``, ``HttpGateway``.
 
 How virtual time meets wall time (docs/conformance.md): a call is made at the virtual instant
 the saga makes it and the world does not move while it waits for the answer, so an advance
-waits for real answers. A read that finds an unchanged, non-final status waits up to
-``patience_ms`` of wall time for it to move (the gateway is given real time to work); once
-an instruction has been quiet that long, later reads answer at once, so polling runs on
-virtual time and a silence beyond ``approvalSlaSeconds`` takes milliseconds of wall time.
+waits for real answers. In the shim (``World.external`` set) the call is handed out and made
+off the event loop while the advance pauses at that instant (``clearing_sim.http.clock``);
+in the kit and ``clearing-sim run`` it is made inside the step. Two calls are always made
+inside the step: the provider-state set-up call of ``arm`` and the last replay of a
+never-answered POST when the instruction expires. A read that finds an unchanged, non-final
+status waits up to ``patience_ms`` of wall time for it to move (the gateway is given real
+time to work); once an instruction has been quiet that long, later reads answer at once, so
+polling runs on virtual time and a silence beyond ``approvalSlaSeconds`` takes milliseconds
+of wall time.
 
 Answers are untrusted (``answers``): a timeout, a 5xx, a malformed answer or an answer
 larger than the bound is logged (``issuer.http``, with request and response) and counts as
@@ -28,7 +33,7 @@ import time
 import uuid
 from collections.abc import Generator
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import simpy
 
@@ -125,6 +130,21 @@ class HttpGateway:
     def _url(self, path: str) -> str:
         return self.config.base + path
 
+    def _call(self, method: str, url: str, body: dict[str, Any] | None = None,
+              tag: str | None = None, *, delay_s: float = 0.0,
+              inline: bool = False) -> Generator[simpy.Event, Any, Call]:
+        """One HTTP call: handed out to ``World.external`` when it is set (the shim runs it
+        off its event loop while the world waits at this virtual instant), else made here,
+        inside the step (``inline`` forces that: callers that cannot wait)."""
+        external = self.world.external
+        if external is None or inline:
+            if delay_s > 0:
+                time.sleep(delay_s)
+            return self.transport.request(method, url, body, tag)
+        transport = self.transport
+        call = yield external.submit(lambda: transport.send(method, url, body, tag, delay_s))
+        return self.transport.record(call)
+
     def _observe(self, ins: Instruction, status: InstructionStatus) -> None:
         if status is ins.status and ins.original is not None:
             return
@@ -178,8 +198,8 @@ class HttpGateway:
         key = body["idempotencyKey"]
         known = self._by_key.get(key)
         transaction_id = str(uuid.UUID(hex=body["reference"]))
-        call = self.transport.request("POST", self._url(f"/{kind}-instructions"), body,
-                                      tag=transaction_id)
+        call = yield from self._call("POST", self._url(f"/{kind}-instructions"), body,
+                                     tag=transaction_id)
         if known is not None:  # a replay: the issuer's answer, as it gave it
             if call.status == 409:
                 raise IdempotencyConflict(key)
@@ -191,7 +211,6 @@ class HttpGateway:
                           feedback)
         self._by_key[key] = ins
         self._adopt(ins, call)
-        yield from ()  # a generator: the call is answered at this virtual instant
         assert ins.original is not None
         return ins.original
 
@@ -221,24 +240,25 @@ class HttpGateway:
                 and ins.id not in self._execute_sent:
             self._violation(ins, f"{status.value} before execute (Mode 2)")
 
-    def _resolve(self, instruction_id: str) -> Instruction:
+    def _resolve(self, instruction_id: str, *,
+                 inline: bool = False) -> Generator[simpy.Event, Any, Instruction]:
         """The instruction behind an id; a placeholder is retried as a replay first."""
         real = self._real_id.get(instruction_id, instruction_id)
         ins = self.instructions.get(real) or self.instructions[instruction_id]
         if ins.id.startswith(UNANSWERED):
-            call = self.transport.request("POST", self._url(f"/{ins.kind}-instructions"),
-                                          ins.body, tag=ins.transaction_id)
+            call = yield from self._call("POST", self._url(f"/{ins.kind}-instructions"),
+                                         ins.body, tag=ins.transaction_id, inline=inline)
             self._adopt(ins, call)
             if not ins.id.startswith(UNANSWERED) and instruction_id in self._execute_sent:
-                self._send_execute(ins)
+                yield from self._send_execute(ins, inline=inline)
         return ins
 
     def get(self, instruction_id: str) -> Proc:
         self.take_callbacks()
-        ins = self._resolve(instruction_id)
+        ins = yield from self._resolve(instruction_id)
         if ins.id.startswith(UNANSWERED):
             return Snapshot(instruction_id, _S.RECEIVED)
-        snap = self._read_patiently(ins)
+        snap = yield from self._read_patiently(ins)
         if ins.id in self._violations:
             return Snapshot(instruction_id, _S.FAILED)
         if snap.status is _S.COMPLETED and ins.id not in self._mirrored:
@@ -252,11 +272,12 @@ class HttpGateway:
         return Snapshot(instruction_id, snap.status, snap.tx_hash, snap.ledger_sequence,
                         self.world.now_ms if snap.status is _S.COMPLETED else None)
 
-    def _read_patiently(self, ins: Instruction) -> Snapshot:
+    def _read_patiently(self, ins: Instruction) -> Generator[simpy.Event, Any, Snapshot]:
         patience_s = self.config.patience_ms / 1000
+        delay_s = 0.0
         while True:
-            call = self.transport.request("GET", self._url(f"/instructions/{ins.id}"),
-                                          tag=ins.transaction_id)
+            call = yield from self._call("GET", self._url(f"/instructions/{ins.id}"),
+                                         tag=ins.transaction_id, delay_s=delay_s)
             snap = read_snapshot(call, ins.id)
             if isinstance(snap, str):  # no news: the saga keeps its rules (poll, park)
                 return Snapshot(ins.id, ins.status)
@@ -271,7 +292,7 @@ class HttpGateway:
             quiet_for = time.monotonic() - self._quiet_since.get(ins.id, 0.0)
             if changed or snap.status in FINAL or quiet_for >= patience_s:
                 return snap
-            time.sleep(min(0.02, patience_s - quiet_for))
+            delay_s = min(0.02, patience_s - quiet_for)  # then read again
 
     def read(self, instruction_id: str) -> simpy.Event:
         """``get`` in a process of its own: the process is the event."""
@@ -279,21 +300,22 @@ class HttpGateway:
 
     def execute(self, instruction_id: str) -> Proc:
         self._execute_sent.add(instruction_id)
-        ins = self._resolve(instruction_id)
+        ins = yield from self._resolve(instruction_id)
         if not ins.id.startswith(UNANSWERED):
-            self._send_execute(ins)
-        yield from ()
+            yield from self._send_execute(ins)
         return Snapshot(instruction_id, ins.status)
 
-    def _send_execute(self, ins: Instruction) -> None:
+    def _send_execute(self, ins: Instruction, *,
+                      inline: bool = False) -> Generator[simpy.Event, Any, None]:
         self._execute_sent.add(ins.id)
-        self.transport.request("POST", self._url(f"/instructions/{ins.id}/execute"), {},
-                               tag=ins.transaction_id)
+        yield from self._call("POST", self._url(f"/instructions/{ins.id}/execute"), {},
+                              tag=ins.transaction_id, inline=inline)
 
     def expire(self, instruction_id: str) -> bool:
         """No route closes an instruction at a real issuer: it is closed on our side unless
-        it was last seen moving on chain (EXECUTING), when its outcome must be awaited."""
-        ins = self._resolve(instruction_id)
+        it was last seen moving on chain (EXECUTING), when its outcome must be awaited.
+        It cannot wait: a last replay of a never-answered POST is made inside the step."""
+        ins = _inline(self._resolve(instruction_id, inline=True))
         if ins.status in FINAL or ins.expired:
             return True
         if ins.status is _S.EXECUTING:
@@ -306,7 +328,7 @@ class HttpGateway:
     def refund(self, transaction_id: str, reason: str, refund_to: str, from_wallet: str,
                money: Money) -> Proc:
         url = self.config.refund_url or self._url("/treasury/refunds")
-        call = self.transport.request("POST", url, {
+        call = yield from self._call("POST", url, {
             "transactionId": transaction_id, "reason": reason,
             "refundToWalletId": refund_to}, tag=transaction_id)
         answer = read_refund(call, transaction_id)
@@ -342,3 +364,12 @@ class HttpGateway:
                 raise LedgerRefused(f"no lock for {tx} on {body['sourceWalletId']}")
             return (yield from ledger.burn_locked(tx))
         return (yield from ledger.burn(tx, body["sourceWalletId"], money))
+
+
+def _inline(steps: Generator[simpy.Event, Any, Instruction]) -> Instruction:
+    """The value of a generator whose calls are all made inline (it never yields)."""
+    try:
+        event = next(steps)
+    except StopIteration as done:
+        return cast(Instruction, done.value)
+    raise AssertionError(f"an inline call waited on {event!r}")

@@ -7,15 +7,18 @@ mode given (2 or 3) and whose gateway is the real one (``HttpGateway``); the eng
 conformance suite (``clearing_sim.sim.conformance``) then runs its synthetic transactions
 through it, exactly as ``POST /api/v1/issuers/{id}/conformance/run`` does for a simulated
 issuer. Rejection and silence are asked of the gateway through its provider-state set-up
-URL, or by trigger amounts it honours. Status webhooks reach a receiver on loopback and are
-verified with the signing secret the kit issued. Each scenario becomes a ``Check`` of the
-shared report (``clearing_sim.conformance.report``) with its evidence: every HTTP exchange
-of its transaction, every callback with its signature check, the verdict's facts.
+URL, or by trigger amounts it honours. Status webhooks reach a receiver on loopback (over
+HTTPS with ``callback_tls``, as a real service's endpoint) and are verified with the
+signing secret the kit issued; failed TLS handshakes there are noted in the report. Each
+scenario becomes a ``Check`` of the shared report (``clearing_sim.conformance.report``) with
+its evidence: every HTTP exchange of its transaction, every callback with its signature
+check, the verdict's facts.
 """
 
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from typing import Any, cast
 
@@ -26,6 +29,7 @@ from clearing_sim.domain.profile import SettlementMode
 from clearing_sim.domain.signing import verify
 from clearing_sim.gateway.callbacks import CallbackReceiver
 from clearing_sim.gateway.client import CallbackQueue, HttpGateway
+from clearing_sim.gateway.serving import ServerTls
 from clearing_sim.gateway.transport import Call, GatewayConfig, Transport, TransportProblem
 from clearing_sim.sim.conformance import ConformanceRun, ConformanceSuite, ScenarioStatus
 from clearing_sim.sim.examples import issuer_profile
@@ -65,6 +69,7 @@ class KitOptions:
     signed_webhooks: bool = True
     callback_port: int = 0
     wall_limit_s: float = 300.0
+    callback_tls: ServerTls | None = None  # serve the callback receiver over HTTPS
 
 
 def _probe(config: GatewayConfig) -> None:
@@ -158,7 +163,16 @@ def run_kit(options: KitOptions) -> Report:
     config = options.config
     _probe(config)
     queue = CallbackQueue()
-    with CallbackReceiver(queue, port=options.callback_port) as receiver:
+    try:
+        receiver = CallbackReceiver(queue, port=options.callback_port,
+                                    tls=options.callback_tls)
+    except ssl.SSLError as error:
+        raise KitUnusable(f"the callback receiver's certificate or key cannot be used: "
+                          f"{error}") from None
+    except OSError as error:
+        raise KitUnusable(f"the callback receiver cannot listen on 127.0.0.1:"
+                          f"{options.callback_port}: {error.strerror or error}") from None
+    with receiver:
         notes = [f"mode {options.mode.value}, approvalSlaSeconds {options.approval_sla_s} "
                  "(virtual time)", f"status webhooks to {receiver.url}"]
         world, gateway = _world(options, queue)
@@ -175,6 +189,8 @@ def run_kit(options: KitOptions) -> Report:
             gateway.take_callbacks()
         finally:
             gateway.transport.close()
+        notes += [f"callback TLS handshake failed: {failure[:200]}"
+                  for failure in receiver.handshake_failures[:5]]
     notes.append(f"world digest {world.log.digest()}")
     return Report("issuer", config.base, cast(Any, _checks(run, gateway, queue)),
                   cast(Any, notes))

@@ -14,6 +14,7 @@ TLS failures are described by ``clearing_sim.tls.describe_tls_error``.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from collections.abc import Callable
@@ -30,6 +31,13 @@ from clearing_sim.tls import TlsProblem, client_context, describe_tls_error
 __all__ = ["Call", "GatewayConfig", "Transport", "TransportProblem", "config_from_wire"]
 
 RESPONSE_BYTES_MAX = 65_536
+#: what a bearer token may hold to travel in a header: visible ASCII, no spaces (RFC 6750's
+#: b64token is a subset)
+_TOKEN = re.compile(r"[\x21-\x7e]+")
+
+
+def _header_token(value: str) -> bool:
+    return _TOKEN.fullmatch(value) is not None
 
 
 class TransportProblem(Exception):
@@ -127,9 +135,9 @@ class _Token:
             headers={"Accept": "application/json"})
         body = response.json() if response.status_code == 200 else None
         token = body.get("access_token") if isinstance(body, dict) else None
-        if not isinstance(token, str) or not token:
-            raise ValueError(f"the token endpoint answered HTTP {response.status_code}: "
-                             f"{response.text[:200]}")
+        if not isinstance(token, str) or not _header_token(token):
+            raise ValueError(f"the token endpoint answered HTTP {response.status_code} "
+                             f"without a usable access_token: {response.text[:200]}")
         ttl = body.get("expires_in") if isinstance(body, dict) else None
         ttl_s = float(ttl) if isinstance(ttl, int | float) and not isinstance(ttl, bool) \
             else 300.0
@@ -146,6 +154,9 @@ class Transport:
         self.calls: list[Call] = []
         self.on_call = on_call
         https = config.base.startswith("https://")
+        if config.bearer is not None and not _header_token(config.bearer):
+            raise TransportProblem("the bearer token must be visible ASCII characters without "
+                                   "spaces (RFC 6750)")
         try:
             verify: Any = client_context(config.ca_file, config.client_cert,
                                          config.client_key) if https else True
@@ -185,6 +196,22 @@ class Transport:
 
     def request(self, method: str, url: str, body: dict[str, Any] | None = None,
                 tag: str | None = None) -> Call:
+        """``send`` and ``record``: the call made and recorded here and now."""
+        return self.record(self.send(method, url, body, tag))
+
+    def record(self, call: Call) -> Call:
+        """Keep the call and tell ``on_call`` (in the engine's thread, under its lock)."""
+        self.calls.append(call)
+        if self.on_call is not None:
+            self.on_call(call)
+        return call
+
+    def send(self, method: str, url: str, body: dict[str, Any] | None = None,
+             tag: str | None = None, delay_s: float = 0.0) -> Call:
+        """Make the call (after ``delay_s`` of wall time) without recording it: safe off the
+        engine's thread, one call at a time per transport."""
+        if delay_s > 0:
+            time.sleep(delay_s)
         raw = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
         headers = {"Accept": "application/json"}
         if body is not None:
@@ -197,9 +224,6 @@ class Transport:
                         tag=tag)
         else:
             call = self._send(method, url, raw, headers, started, tag)
-        self.calls.append(call)
-        if self.on_call is not None:
-            self.on_call(call)
         return call
 
     def _send(self, method: str, url: str, raw: bytes, headers: dict[str, str],

@@ -40,7 +40,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from clearing_sim.domain.errors import DomainError, MethodNotAllowed, NotAllowed, NotFound
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.delivery import RealDeliveries, RealOutcome
-from clearing_sim.http.gateways import WEBHOOK_PREFIX, receive_issuer_webhook
+from clearing_sim.http.gateways import INBOUND_ROUTES, WEBHOOK_PREFIX, receive_issuer_webhook
 from clearing_sim.http.openapi import document
 from clearing_sim.http.operator import OPERATOR_ROUTES, OperatorSurface
 from clearing_sim.http.options import ClockMode, ServeOptions
@@ -68,7 +68,10 @@ def _allowed(path: str) -> list[str]:
     if path == "/openapi.json":
         return ["GET"]
     rows: list[Any] = [*ROUTES, *OPERATOR_ROUTES]
-    return [row.method for row in rows if row.match(path) is not None]
+    methods = [row.method for row in rows if row.match(path) is not None]
+    if _prefixed(path, WEBHOOK_PREFIX):
+        methods += [row.method for row in INBOUND_ROUTES]
+    return methods
 
 
 class Shim:

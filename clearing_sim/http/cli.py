@@ -31,7 +31,7 @@ from clearing_sim.http.protocol import EnvelopeH11Protocol
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import check_size, parse_scenario
 from clearing_sim.scenario.model import Scenario
-from clearing_sim.scenario.stage import StepFailed
+from clearing_sim.scenario.stage import SetupFailed, StepFailed
 from clearing_sim.sim.receivers import Arrival
 from clearing_sim.sim.world import Environment
 from clearing_sim.terminal import colour_wanted
@@ -176,6 +176,10 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
                        allow_private_webhook_urls, world)
     try:
         app = create_app(options, scenario=world, echo=_echo_delivery)
+    except SetupFailed as error:  # the world file's line and field at fault
+        site = error.site
+        click.echo(f"{world_file}:{site.line}:{site.column}: {site.field}: {error}", err=True)
+        raise click.exceptions.Exit(2) from None
     except StepFailed as error:
         raise click.UsageError(f"{world_file}: {error}") from None
     journaled = [] if journal_file is None else start_journal(

@@ -15,6 +15,9 @@ deterministically: when requests reach real receivers, the advance stops at thei
 instant, clears ``running_events``, frees the world lock and waits for the answers, so a
 receiver that calls back (fetching the transaction, as the spec tells it to, or writing) is
 served at the delivery's own virtual time; then it feeds the answers in and carries on.
+Calls to real issuer gateways (``World.external``) pause it the same way: they are made in a
+worker thread, one after another in the engine's order, beside the deliveries, and their
+answers are fed in under the next hold, so a slow gateway never blocks the event loop.
 A slice ends between two instants (it runs the rest of the instant it reached), so the
 world between two slices is the world an advance to that instant would leave. With a
 journal, each slice (each hold of the world lock) is one ``clock`` entry (events run, the
@@ -35,12 +38,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.http.delivery import Outgoing, RealOutcome
 from clearing_sim.http.options import ClockMode
 from clearing_sim.http.simulation import Simulation
+from clearing_sim.sim.gateway import ExternalCalls, Work
 
 __all__ = ["ADVANCE_MS_MAX", "TICK_S", "Clock"]
 
@@ -54,6 +58,17 @@ _SLICE_S = 0.05  # wall time of one slice at most, checked every _CHECK_EVERY ev
 _CHECK_EVERY = 64
 _WRITE_POLL_S = 0.005
 _log = logging.getLogger("clearing_sim.http")
+
+
+class Pause(NamedTuple):
+    """Where an advance stops for the real world: requests for real receivers and calls for
+    real gateways, made at this virtual instant; both empty: a slice's end."""
+
+    outgoing: list[Outgoing]
+    calls: list[tuple[Work, Any]]
+
+    def __bool__(self) -> bool:
+        return bool(self.outgoing or self.calls)
 
 
 class Clock:
@@ -141,7 +156,7 @@ class Clock:
     async def _run(self, target_ms: int) -> None:
         sim = self.sim
         self.advancing_to_ms = target_ms
-        answered: tuple[list[Outgoing], list[RealOutcome]] | None = None
+        answered: tuple[Pause, list[RealOutcome], list[Any]] | None = None
         try:
             while True:
                 async with sim.world_lock:
@@ -150,48 +165,82 @@ class Clock:
                         self._answer(*answered)
                         answered = None
                     at_ms, self.steps = sim.world.now_ms, 0
-                    batch = self._step(target_ms)
+                    pause = self._step(target_ms)
                     if sim.journal is not None:  # one entry per hold: requests between
                         sim.journal.clock(at_ms, self.steps,  # two slices come after it
-                                          target_ms if batch is None else
-                                          sim.world.now_ms if batch == [] else None)
-                    if batch:  # paused at the receivers' instant: writes may come in
+                                          target_ms if pause is None else
+                                          sim.world.now_ms if not pause else None)
+                    if pause:  # paused at the real parties' instant: writes may come in
                         self.running_events = False
-                if batch == []:  # a slice done: reads get the world between two events
+                if pause is None:
+                    return
+                if not pause:  # a slice done: reads get the world between two events
                     await asyncio.sleep(0)
                     continue
-                if batch is None:
-                    return
-                assert sim.deliveries is not None
-                answered = (batch, await sim.deliveries.send(batch))
+                answered = (pause, *await self._wait(pause))
         finally:
             self.running_events = False
             self.advancing_to_ms = None
 
-    def _answer(self, batch: list[Outgoing], outcomes: list[RealOutcome]) -> None:
+    async def _wait(self, pause: Pause) -> tuple[list[RealOutcome], list[Any]]:
+        """The real receivers' answers and the real gateways' calls, made concurrently off
+        the event loop (the gateway calls one after another in a worker thread, in the
+        order the engine made them) while the world lock is free."""
+        outgoing, calls = pause
         sim = self.sim
-        assert sim.deliveries is not None
-        if sim.journal is not None:
-            sim.journal.deliveries(sim.world.now_ms, [(o.status, o.error) for o in outcomes])
-        sim.deliveries.answer(batch, outcomes)
 
-    def _step(self, target_ms: int) -> list[Outgoing] | None:
+        async def deliveries() -> list[RealOutcome]:
+            if not outgoing:
+                return []
+            assert sim.deliveries is not None
+            return await sim.deliveries.send(outgoing)
+
+        def gateway_calls() -> list[Any]:
+            return [work() for work, _ in calls]
+
+        if not calls:
+            return await deliveries(), []
+        outcomes, results = await asyncio.gather(deliveries(),
+                                                 asyncio.to_thread(gateway_calls))
+        return outcomes, results
+
+    def _answer(self, pause: Pause, outcomes: list[RealOutcome], results: list[Any]) -> None:
+        sim = self.sim
+        outgoing, calls = pause
+        if outgoing:
+            assert sim.deliveries is not None
+            if sim.journal is not None:
+                sim.journal.deliveries(sim.world.now_ms,
+                                       [(o.status, o.error) for o in outcomes])
+            sim.deliveries.answer(outgoing, outcomes)
+        if calls:
+            ExternalCalls.answer(calls, results)
+
+    def _waiting(self) -> bool:
+        """Whether requests wait for real receivers or calls for real gateways."""
+        deliveries, external = self.sim.deliveries, self.sim.world.external
+        return bool((deliveries is not None and deliveries.outbox)
+                    or (external is not None and external.pending))
+
+    def _step(self, target_ms: int) -> Pause | None:
         """Run events up to ``target_ms``: ``None`` when the clock is there; the requests
-        waiting for real receivers (the rest of their instant run first); ``[]`` after a
-        slice of ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time, and then the rest
-        of the instant it reached, so a slice ends where an advance to that instant would
-        (the journal records it as one) and never with requests in the outbox. ``steps``
-        counts the events run (the journal holds the count: replay runs exactly as many)."""
-        world, deliveries = self.sim.world, self.sim.deliveries
+        waiting for real receivers and the calls waiting for real gateways (the rest of
+        their instant run first); an empty pause after a slice of ``_STEPS_PER_SLICE``
+        events or ``_SLICE_S`` of wall time, and then the rest of the instant it reached, so
+        a slice ends where an advance to that instant would (the journal records it as one)
+        and never with requests in the outbox. ``steps`` counts the events run (the journal
+        holds the count: replay runs exactly as many)."""
+        world, deliveries, external = self.sim.world, self.sim.deliveries, self.sim.world.external
         env = world.env
         started_s = time.monotonic()
         run, sliced = 0, False
         while True:
-            if deliveries is not None and deliveries.outbox:
+            if self._waiting():
                 while env.peek() == world.now_ms:
                     env.step()
                     self.steps += 1
-                return deliveries.take()
+                return Pause(deliveries.take() if deliveries is not None else [],
+                             external.take() if external is not None else [])
             if env.peek() > target_ms:
                 if target_ms > world.now_ms:
                     world.run_until(target_ms)
@@ -200,7 +249,7 @@ class Clock:
                 run % _CHECK_EVERY == _CHECK_EVERY - 1
                 and time.monotonic() - started_s > _SLICE_S)
             if sliced and env.peek() > world.now_ms:
-                return []
+                return Pause([], [])
             env.step()
             self.steps += 1
             run += 1

@@ -1,7 +1,8 @@
 """Real issuer gateways in the shim: the operator route that puts an issuer on its real
 gateway, and the route where a real issuer's status webhooks arrive.
 
-Public names: ``ROUTES``, ``WEBHOOK_PREFIX``, ``issuer_webhook``, ``receive_issuer_webhook``.
+Public names: ``INBOUND_ROUTES``, ``InboundRoute``, ``ROUTES``, ``WEBHOOK_PREFIX``,
+``issuer_webhook``, ``receive_issuer_webhook``.
 
 ``PUT /sim/v1/operator/issuers/{issuerId}/gateway`` with ``apiBaseUrl`` (required) and the
 onboarding material of Authentication 8 (``caFile``, ``clientCert``, ``clientKey``, paths on
@@ -14,6 +15,9 @@ issued to the issuer (made from the world's ids unless given) and the path its
 verified with that secret against the shim's wall clock (a real issuer signs with a real
 clock); unsigned, wrongly signed or stale ones are dropped, logged (``issuer.webhook``) and
 answered 401; a valid one is only a prompt (202): the saga reads the instruction first.
+``INBOUND_ROUTES`` lists that route for the OpenAPI document (a third surface, beside
+``/api/v1`` and ``/sim/v1``: no bearer credential, the ``Service-Signature`` header is the
+check).
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from attrs import frozen
 
 from clearing_sim.domain.errors import InvalidRequest, NotAllowed, NotFound
 from clearing_sim.domain.parties import ParticipantKind
@@ -34,9 +40,27 @@ from clearing_sim.service.messages import Request, Response, encode_json
 if TYPE_CHECKING:
     from clearing_sim.http.simulation import Simulation
 
-__all__ = ["ROUTES", "WEBHOOK_PREFIX", "issuer_webhook", "receive_issuer_webhook"]
+__all__ = ["INBOUND_ROUTES", "ROUTES", "WEBHOOK_PREFIX", "InboundRoute", "issuer_webhook",
+           "receive_issuer_webhook"]
 
 WEBHOOK_PREFIX = "/issuer-webhooks"
+
+
+@frozen
+class InboundRoute:
+    """A route where a real party calls the shim (not the service's API, not the operator's
+    surface): documented in the OpenAPI document, served by ``Shim`` itself."""
+
+    method: str
+    template: str
+    summary: str
+
+
+INBOUND_ROUTES = (
+    InboundRoute("POST", f"{WEBHOOK_PREFIX}/{{issuerId}}",
+                 "receive a real issuer's signed status webhook (only a prompt: the saga "
+                 "reads the instruction before acting)"),
+)
 _JSON = (("Content-Type", "application/json"),)
 
 

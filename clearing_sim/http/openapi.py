@@ -1,6 +1,8 @@
-"""``GET /openapi.json``: an OpenAPI 3.1 document of every ``/api/v1`` and ``/sim/v1`` route.
+"""``GET /openapi.json``: an OpenAPI 3.1 document of every ``/api/v1`` and ``/sim/v1`` route,
+and of ``POST /issuer-webhooks/{issuerId}`` (where a real issuer's status webhooks arrive).
 
-Public names: ``API_OPERATIONS``, ``OPERATOR_OPERATIONS``, ``Operation``, ``document``.
+Public names: ``API_OPERATIONS``, ``INBOUND_OPERATIONS``, ``OPERATOR_OPERATIONS``,
+``Operation``, ``document``.
 
 The paths come from the two route tables (``clearing_sim.service.routes.ROUTES`` and
 ``clearing_sim.http.operator.OPERATOR_ROUTES``), so a route cannot be served without being
@@ -13,6 +15,10 @@ routes, the operator token for ``/sim/v1``); error responses from what each rout
 refuse: 400 always, 401 and 403 unless public, 404 with a path parameter (or a looked-up
 id), 409 when it changes state, 413 with a body, 503 when sandbox-only; any other status is
 the error envelope too (``default``). Schemas: ``clearing_sim.http.schemas``.
+The inbound issuer-webhook route (``clearing_sim.http.gateways.INBOUND_ROUTES``) answers in
+its own small shapes, not the envelope: 202 ``{accepted}`` for a verified prompt, 401
+``{error}`` for an unsigned, wrongly signed or stale one, 404 ``{error}`` for a bad path; its
+security is the ``Service-Signature`` header (the spec's webhook signature scheme).
 """
 
 from __future__ import annotations
@@ -25,12 +31,14 @@ from attrs import frozen
 
 from clearing_sim import __version__
 from clearing_sim.domain.parties import CredentialKind
+from clearing_sim.http.gateways import INBOUND_ROUTES
 from clearing_sim.http.operation_ids import operation_id
 from clearing_sim.http.operator import OPERATOR_ROUTES
 from clearing_sim.http.schemas import SCHEMAS, SERVICE_VERSIONS, Schema, array, ref
 from clearing_sim.service.routes import ROUTES
 
-__all__ = ["API_OPERATIONS", "OPERATOR_OPERATIONS", "Operation", "document"]
+__all__ = ["API_OPERATIONS", "INBOUND_OPERATIONS", "OPERATOR_OPERATIONS", "Operation",
+           "document"]
 
 
 @frozen
@@ -161,6 +169,16 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
                                                    "ReceiverConformanceRequest"),
 }
 
+#: the inbound routes: (request schema, the answers' statuses with their schema names)
+INBOUND_OPERATIONS: dict[tuple[str, str], tuple[str, tuple[tuple[int, str, str], ...]]] = {
+    ("POST", "/issuer-webhooks/{issuerId}"): ("IssuerStatusWebhook", (
+        (202, "IssuerWebhookAccepted", "verified: a prompt to read the instruction"),
+        (401, "IssuerWebhookRefused", "unsigned, wrongly signed or stale (outside 300 s), or "
+                                      "no such issuer on a gateway: dropped, logged, and "
+                                      "not to be retried"),
+        (404, "IssuerWebhookRefused", "no issuer id in the path"))),
+}
+
 _UUID_PARAMS = ("issuerId",)
 _STATE_CHANGES = ("POST", "PUT", "PATCH", "DELETE")
 _ERRORS = {400: "the request is malformed or breaks a rule (invalid_request_error)",
@@ -248,6 +266,20 @@ def _path_item(method: str, template: str, summary: str, op: Operation, *, api: 
     return operation
 
 
+def _inbound_item(method: str, template: str, summary: str) -> dict[str, Any]:
+    request, answers = INBOUND_OPERATIONS[(method, template)]
+    return {
+        "operationId": operation_id(method, template), "summary": summary,
+        "tags": ["issuer"], "security": [{"issuerSignature": []}],
+        "parameters": [{"name": "issuerId", "in": "path", "required": True,
+                        "schema": {"type": "string", "format": "uuid"}}],
+        "requestBody": {"required": True, "content": {
+            "application/json": {"schema": ref(request)}}},
+        "responses": {str(status): {"description": description, "content": {
+            "application/json": {"schema": ref(schema)}}}
+            for status, schema, description in answers}}
+
+
 def _error_responses(family: str, headers: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for code, description in [(None, "an error envelope"), *_ERRORS.items()]:
@@ -275,6 +307,9 @@ def document() -> dict[str, Any]:
         paths.setdefault(row.template, {})[row.method.lower()] = _path_item(
             row.method, row.template, row.summary, op, api=False,
             security=[{"operatorToken": []}])
+    for inbound in INBOUND_ROUTES:
+        paths.setdefault(inbound.template, {})[inbound.method.lower()] = _inbound_item(
+            inbound.method, inbound.template, inbound.summary)
     version_header = {"Service-Version": {"$ref": "#/components/headers/ServiceVersion"}}
     return {
         "openapi": "3.1.0",
@@ -286,7 +321,9 @@ def document() -> dict[str, Any]:
                                 "simulator's operator surface: the virtual clock, the cast, "
                                 "behaviours, deliveries and the event log."},
         "tags": [{"name": "api", "description": "the service's public API"},
-                 {"name": "operator", "description": "the simulator's controls"}],
+                 {"name": "operator", "description": "the simulator's controls"},
+                 {"name": "issuer", "description": "where a real issuer's gateway calls the "
+                                                   "shim"}],
         "paths": paths,
         "components": {
             "schemas": {**SCHEMAS,
@@ -307,6 +344,11 @@ def document() -> dict[str, Any]:
                                  "description": "a tenant-admin portal session"},
                 "operatorToken": {"type": "http", "scheme": "bearer",
                                   "description": "the token clearing-sim serve was started "
-                                                 "with (--operator-token)"}},
+                                                 "with (--operator-token)"},
+                "issuerSignature": {
+                    "type": "apiKey", "in": "header", "name": "Service-Signature",
+                    "description": "t=<unix seconds>,v1=<hex HMAC-SHA256 of t.body> with the "
+                                   "webhook signing secret issued to the issuer (PUT "
+                                   "/sim/v1/operator/issuers/{issuerId}/gateway)"}},
         },
     }

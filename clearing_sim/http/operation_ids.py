@@ -5,7 +5,8 @@ Public names: ``OPERATION_IDS``, ``operation_id``.
 A generated client names its functions after these (``initiate_transaction``,
 ``get_transaction``, ``arm_conformance_scenario``), so they follow the spec's verbs: initiate,
 cancel, generate, verify, revoke, arm. A route missing here falls back to a name built from
-its method and path (``getApiV1Things``); a test checks that no route of the two tables does.
+its method and path (``getApiV1Things``); a test checks that no route of the three tables
+(``/api/v1``, ``/sim/v1``, the inbound ``/issuer-webhooks``) does.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("POST", "/sim/v1/checkpoints"): "createCheckpoint",
     ("GET", "/sim/v1/checkpoints"): "listCheckpoints",
     ("POST", "/sim/v1/rewind"): "rewindToCheckpoint",
+    # the shim's inbound door for real issuers
+    ("POST", "/issuer-webhooks/{issuerId}"): "receiveIssuerStatusWebhook",
 }
 
 

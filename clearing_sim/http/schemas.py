@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from clearing_sim.domain.errors import CATALOGUE
+from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.domain.profile import CommitPoint, CustodyModel, FeedbackChannel, FiatLeg, Ledger
 from clearing_sim.service.versions import SUPPORTED_VERSIONS
@@ -249,6 +250,13 @@ _OPERATOR: dict[str, Schema] = {
                                "tokenUrl", "clientId", "clientSecret", "providerStatesUrl",
                                "webhookSecret")} | {"timeoutSeconds": INT, "patienceMs": INT},
         closed=True),
+    "IssuerStatusWebhook": obj(
+        {"instructionId": STR, "status": enum(*_values(InstructionStatus))},
+        {"onchain": obj({"txHash": STR, "ledgerSequence": INT}), "finalizedAt": TS},
+        description="the spec's status webhook from the issuer (Issuer-side contract), "
+                    "signed over its raw bytes"),
+    "IssuerWebhookAccepted": obj({"accepted": BOOL}),
+    "IssuerWebhookRefused": obj({"error": STR}),
     "IssuerGatewayResult": obj({"issuerId": UUID, "apiBaseUrl": STR, "webhookSecret": STR,
                                 "webhookPath": STR}),
     "ParticipantCreate": obj(

@@ -32,6 +32,7 @@ from clearing_sim.http.options import ServeOptions
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import Stage
 from clearing_sim.service.api import ServiceAPI
+from clearing_sim.sim.gateway import ExternalCalls
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.streams import IdFactory, Streams
 from clearing_sim.sim.world import Environment, World, WorldConfig
@@ -104,6 +105,8 @@ class Simulation:
             self.staged = ()
             self.staged_webhooks = ()
         self.api.private_webhook_urls = self.options.allow_private_webhook_urls
+        # real gateway calls leave the engine: the clock makes them off its event loop
+        self.world.external = ExternalCalls(self.world.env)
         self.seed = seed
         self.ids = IdFactory(Streams(seed))
         if self.deliveries is not None:

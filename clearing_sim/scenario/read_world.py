@@ -25,6 +25,7 @@ from clearing_sim.scenario.model import (
     WebhookSpec,
     WorldSpec,
 )
+from clearing_sim.scenario.read_gateway import read_gateway
 from clearing_sim.scenario.reading import Reader, Symbols
 from clearing_sim.scenario.source import FieldPath
 from clearing_sim.sim.issuer import IssuerBehaviour
@@ -126,7 +127,7 @@ def _issuer(r: Reader, key: str, raw: dict[str, Any], path: FieldPath) -> Issuer
         except ValueError as error:
             r.report((*path, "behaviour", "outcomes"), f"expected outcome probabilities that "
                      f"add up to 1 at most: {error}")
-    gateway = tuple(sorted((r.get(raw, path, "gateway") or {}).items()))
+    gateway = read_gateway(r, raw, path)
     if gateway and (profile is None or not profile.mode.has_instructions):
         r.report((*path, "gateway"), "only an ON_INSTRUCTION issuer (Mode 2 or 3) has a "
                  "gateway to call; expected a profile with commitPoint ON_INSTRUCTION")

@@ -44,6 +44,11 @@ def api_page() -> str:
              "kinds (member, issuer) and credentials (sandbox API key, tenant-admin JWT) hold "
              "them. Sandbox-only routes answer 503 `sandbox_unavailable` in "
              "a production world. Errors: [errors.md](errors.md).", "",
+             "The shim serves two more surfaces, both in its OpenAPI document "
+             "(`GET /openapi.json`): the simulator's operator controls under `/sim/v1`, "
+             "and `POST /issuer-webhooks/{issuerId}`, where a real issuer's gateway sends "
+             "its signed status webhooks (202 a verified prompt, 401 dropped; "
+             "[conformance.md](conformance.md)).", "",
              "| Method | Path | Capability | Who may call | Sandbox only | What it does |",
              "|---|---|---|---|---|---|"]
     for r in ROUTES:

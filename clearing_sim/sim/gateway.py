@@ -1,6 +1,6 @@
 """The issuer-gateway seam: what the engine asks of an issuer's gateway, whoever answers.
 
-Public names: ``Gateway``.
+Public names: ``ExternalCalls``, ``Gateway``.
 
 Two implementations: the simulated gateway (``clearing_sim.sim.issuer.IssuerGateway``, the
 default, on virtual time) and the HTTP gateway (``clearing_sim.gateway.client.HttpGateway``,
@@ -8,11 +8,19 @@ a real issuer's ``apiBaseUrl`` called over mTLS). The saga, the inbox, the world
 conformance suite reach an issuer only through these members, so either can stand behind
 ``World.issuers``. Each route is a SimPy generator: it may take virtual time (the simulated
 gateway's latencies) or none (a real call answered at the virtual instant it is made).
+
+``ExternalCalls`` is how a real call leaves the engine without blocking whoever runs it:
+with ``World.external`` set (the shim sets it), a real gateway hands each call out as a
+piece of work and waits on its event; whoever steps the world (the shim's clock) sees
+``pending``, stops stepping at that virtual instant, runs the work off its event loop, and
+succeeds each event with its answer before stepping on, so virtual time does not move while
+a real gateway works and the engine stays deterministic given the answers. With
+``World.external`` None (the kit, ``clearing-sim run``) the call is made inside the step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from decimal import Decimal
 from typing import Any, Protocol
 
@@ -23,9 +31,36 @@ from clearing_sim.domain.money import Money
 from clearing_sim.domain.profile import CustodyModel, FeedbackChannel, SettlementMode
 from clearing_sim.sim.issuer import Instruction
 
-__all__ = ["Gateway"]
+__all__ = ["ExternalCalls", "Gateway"]
 
 Proc = Generator[simpy.Event, Any, Any]
+Work = Callable[[], Any]
+
+
+class ExternalCalls:
+    """Work for the real world, each with the event its caller waits on, in the order
+    submitted."""
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env = env
+        self.pending: list[tuple[Work, simpy.Event]] = []
+
+    def submit(self, work: Work) -> simpy.Event:
+        """``work`` (no world access: it runs off the engine) and the event that will
+        succeed with its result."""
+        event = self.env.event()
+        self.pending.append((work, event))
+        return event
+
+    def take(self) -> list[tuple[Work, simpy.Event]]:
+        batch, self.pending = self.pending, []
+        return batch
+
+    @staticmethod
+    def answer(batch: list[tuple[Work, simpy.Event]], results: list[Any]) -> None:
+        """Succeed each event with its work's result (under the world lock, in order)."""
+        for (_, event), result in zip(batch, results, strict=True):
+            event.succeed(result)
 
 
 class Gateway(Protocol):

@@ -46,7 +46,7 @@ from clearing_sim.sim.collector import paced_collector
 from clearing_sim.sim.custody import CustodyRegistry
 from clearing_sim.sim.dns import DnsTable
 from clearing_sim.sim.eventlog import EventLog
-from clearing_sim.sim.gateway import Gateway
+from clearing_sim.sim.gateway import ExternalCalls, Gateway
 from clearing_sim.sim.inbox import IssuerInbox
 from clearing_sim.sim.issuer import IssuerBehaviour, IssuerGateway
 from clearing_sim.sim.ledger import ChainLedger
@@ -108,6 +108,9 @@ class World:
         self.sagas: dict[str, Saga] = {}
         self._behaviours: dict[str, IssuerBehaviour] = {}  # until the gateway exists
         self.issuers: dict[str, Gateway] = {}
+        #: set by whoever steps the world off a caller's thread (the shim): real gateway
+        #: calls are handed out there instead of being made inside a step
+        self.external: ExternalCalls | None = None
         self.issuer_inbox = IssuerInbox(self)
         self.ledgers = {ledger: ChainLedger(self, ledger, self.config.finality[ledger])
                         for ledger in Ledger}

@@ -6,8 +6,10 @@ Public names: ``CertBundle``, ``KeyPair``, ``issue``, ``issue_from_csr``, ``make
 The spec's flow: the issuer submits a CSR for the service's mTLS client certificate during
 onboarding and supplies a CA bundle its own server certificate chains to. Locally one test CA
 plays both roles: ``write_bundle`` makes the CA, the service's client key and CSR, the
-certificate the CA issues from that CSR, and the issuer's server certificate (for
-``localhost`` and ``127.0.0.1``). Keys are EC P-256; files are PEM.
+certificate the CA issues from that CSR, the issuer's server certificate (for
+``localhost`` and ``127.0.0.1``) and the service's own webhook endpoint's server certificate
+(``service-webhooks.crt``: the kit's callback receiver serves HTTPS with it, and the
+issuer's gateway verifies it against the same CA). Keys are EC P-256; files are PEM.
 """
 
 from __future__ import annotations
@@ -51,10 +53,12 @@ class CertBundle:
     client_key: Path
     server_cert: Path
     server_key: Path
+    webhook_cert: Path  # the service's own webhook endpoint (the kit's callback receiver)
+    webhook_key: Path
 
     def files(self) -> tuple[Path, ...]:
         return (self.ca_cert, self.client_cert, self.client_key, self.server_cert,
-                self.server_key)
+                self.server_key, self.webhook_cert, self.webhook_key)
 
 
 def _name(common_name: str) -> x509.Name:
@@ -149,16 +153,19 @@ def sign_csr_file(out: Path, csr_pem: bytes, now: dt.datetime, days: int = 365) 
 
 
 def write_bundle(out: Path, now: dt.datetime, days: int = 365) -> CertBundle:
-    """The test CA, the service's client certificate (through a CSR) and the issuer's server
-    certificate, as PEM files in ``out`` (made if missing; keys readable by the owner only)."""
+    """The test CA, the service's client certificate (through a CSR), the issuer's server
+    certificate and the service's webhook endpoint certificate, as PEM files in ``out``
+    (made if missing; keys readable by the owner only)."""
     out.mkdir(parents=True, exist_ok=True)
     ca = make_ca("clearing-sim test CA", now, days)
     client_key, client_csr = make_csr("clearing-sim service client")
     client = KeyPair(client_key, issue_from_csr(ca, client_csr, server=False, now=now,
                                                 days=days))
     server = issue(ca, "issuer gateway", server=True, now=now, days=days)
+    webhooks = issue(ca, "clearing-sim service webhooks", server=True, now=now, days=days)
     bundle = CertBundle(out / "ca.crt", out / "service-client.crt", out / "service-client.key",
-                        out / "issuer-server.crt", out / "issuer-server.key")
+                        out / "issuer-server.crt", out / "issuer-server.key",
+                        out / "service-webhooks.crt", out / "service-webhooks.key")
     (out / "ca.key").write_bytes(ca.key_pem())
     bundle.ca_cert.write_bytes(ca.cert_pem())
     (out / "service-client.csr").write_bytes(client_csr.public_bytes(serialization.Encoding.PEM))
@@ -166,6 +173,8 @@ def write_bundle(out: Path, now: dt.datetime, days: int = 365) -> CertBundle:
     bundle.client_key.write_bytes(client.key_pem())
     bundle.server_cert.write_bytes(server.cert_pem())
     bundle.server_key.write_bytes(server.key_pem())
-    for key_file in (out / "ca.key", bundle.client_key, bundle.server_key):
+    bundle.webhook_cert.write_bytes(webhooks.cert_pem())
+    bundle.webhook_key.write_bytes(webhooks.key_pem())
+    for key_file in (out / "ca.key", bundle.client_key, bundle.server_key, bundle.webhook_key):
         key_file.chmod(0o600)
     return bundle

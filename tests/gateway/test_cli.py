@@ -17,7 +17,8 @@ def test_certs_writes_the_bundle(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     names = {Path(line).name for line in result.output.split()}
     assert {"ca.crt", "service-client.crt", "service-client.key", "service-client.csr",
-            "issuer-server.crt", "issuer-server.key"} <= names
+            "issuer-server.crt", "issuer-server.key", "service-webhooks.crt",
+            "service-webhooks.key"} <= names
 
 
 def test_certs_signs_a_submitted_csr_with_the_test_ca(tmp_path: Path) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from clearing_sim.gateway.reference import GatewaySettings, ReferenceIssuer, create_app
 from clearing_sim.gateway.reference.app import Auth
 from clearing_sim.gateway.serving import ServerThread
-from clearing_sim.gateway.transport import GatewayConfig, Transport
+from clearing_sim.gateway.transport import GatewayConfig, Transport, TransportProblem
 
 
 def test_the_oauth_token_is_reused_until_it_expires_then_fetched_again() -> None:
@@ -41,3 +43,10 @@ def test_a_wrong_client_secret_is_a_plain_error_not_a_crash() -> None:
             transport.close()
     assert call.status is None and call.error is not None
     assert "OAuth token request" in call.error and "401" in call.error
+
+
+@pytest.mark.parametrize("bearer", ["t\u00f6ken", "two words", "", "line\nbreak"])
+def test_a_bearer_that_cannot_travel_in_a_header_is_refused_at_set_up(bearer: str) -> None:
+    """RFC 6750: a bearer token is header-safe characters; refused before any call."""
+    with pytest.raises(TransportProblem, match="bearer token"):
+        Transport(GatewayConfig("http://127.0.0.1:9", bearer=bearer))

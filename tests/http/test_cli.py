@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clearing_sim.cli import main
 from clearing_sim.webhooks import verify
@@ -202,3 +204,117 @@ def test_serve_has_no_access_log_by_default(tmp_path: Path) -> None:
     with served(tmp_path) as server:
         httpx.get(f"{server.base}/sim/v1/clock", headers=server.operator).raise_for_status()
     assert "GET /sim/v1/clock" not in server.output and "clearing-sim stopped" in server.output
+
+
+# the world file's gateway: TLS files beside the world file ----------------------------------
+GATEWAY_WORLD = """\
+world: {seed: 5}
+members:
+  northbank: {name: Northbank, wallets: {GBPQ: "100.00"}}
+issuers:
+  solquid:
+    name: Sol Quid
+    rtgs: "1000000.00"
+    assets: [GBPQ]
+    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: true,
+              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
+              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: solana, apiBaseUrl: "%(url)s"}
+    gateway: {apiBaseUrl: "%(url)s", patienceMs: 100,
+              caFile: %(ca)s, clientCert: %(cert)s, clientKey: %(key)s}
+webhooks:
+  hook: {participant: northbank, url: "https://hooks.example.com/w",
+         events: [transaction.settled]}
+"""
+_CERTS = {"ca": "certs/ca.crt", "cert": "certs/service-client.crt",
+          "key": "certs/service-client.key"}
+
+
+def test_serve_from_another_folder_reads_the_gateways_tls_files_beside_the_world_file(
+        tmp_path: Path) -> None:
+    """Authentication 8 over mTLS, with the world file's relative caFile/clientCert/clientKey
+    read from its own folder although ``serve`` runs in the project's folder: a Mode 3
+    redeem settles through the reference gateway."""
+    import datetime as dt
+
+    from clearing_sim.gateway.reference import GatewaySettings, ReferenceIssuer, create_app
+    from clearing_sim.gateway.serving import ServerThread, ServerTls
+    from clearing_sim.tls import write_bundle
+
+    bundle = write_bundle(tmp_path / "certs", dt.datetime.now(dt.UTC))
+    tls = ServerTls(bundle.server_cert, bundle.server_key, client_ca=bundle.ca_cert)
+    issuer = ReferenceIssuer(GatewaySettings(mode="MODE_3", step_ms=5))
+    with ServerThread(create_app(issuer), tls=tls) as gateway, \
+            served(tmp_path, world=GATEWAY_WORLD % {"url": gateway.base_url, **_CERTS}) \
+            as server:
+        assert Path.cwd() != tmp_path
+        auth = {"Authorization": f"Bearer {server.api_key('northbank')}"}
+        listed = httpx.get(f"{server.base}/sim/v1/participants", headers=server.operator)
+        [quid] = [p for p in listed.json()["data"] if p["participantName"] == "Sol Quid"]
+        made = httpx.post(f"{server.base}/api/v1/transactions", headers=auth, json={
+            "useCase": "redeem", "paymentReference": "INV-TLS",
+            "source": {"amount": "40.00", "asset": quid["assets"][0]},
+            "target": {"amount": "40.00", "asset": {"code": "GBP"}}})
+        assert made.status_code == 201, made.text
+        tx_id = made.json()["data"]["id"]
+        httpx.post(f"{server.base}/sim/v1/clock/advance", headers=server.operator,
+                   json={"seconds": 120}, timeout=60).raise_for_status()
+        tx = httpx.get(f"{server.base}/api/v1/transactions/{tx_id}", headers=auth).json()
+    assert tx["data"]["lifecycleStatus"] == "settled", tx
+    assert len(issuer.instructions) == 1
+    assert "Traceback" not in server.errors
+
+
+def test_serve_with_a_missing_gateway_tls_file_exits_2_at_its_line(tmp_path: Path) -> None:
+    world = tmp_path / "world.yaml"
+    world.write_text(GATEWAY_WORLD % {"url": "https://127.0.0.1:9", **_CERTS})
+    result = _serve("--world", str(world))
+    assert result.exit_code == 2
+    assert f"{world}:13:" in result.output and "gateway.caFile" in result.output
+    assert "no such file" in result.output and str(tmp_path) in result.output
+
+
+def test_serve_with_a_gateway_tls_file_that_is_not_pem_exits_2_at_the_issuer(
+        tmp_path: Path) -> None:
+    (tmp_path / "certs").mkdir()
+    for name in _CERTS.values():
+        (tmp_path / name).write_text("not a certificate\n")
+    world = tmp_path / "world.yaml"
+    world.write_text(GATEWAY_WORLD % {"url": "https://127.0.0.1:9", **_CERTS})
+    result = _serve("--world", str(world))
+    assert result.exit_code == 2, result.output
+    assert f"{world}:6:" in result.output and "issuers.solquid" in result.output
+    assert "cannot load TLS files" in result.output and "Traceback" not in result.output
+
+
+_PATH_VALUES = st.one_of(
+    st.sampled_from(["certs/ca.crt", "certs/service-client.crt", "certs/service-client.key",
+                     "certs", "world.yaml", ".", "..", "/dev/null", "/", "missing.pem",
+                     "certs/../certs/ca.crt", "~/ca.crt", "certs/ca.crt\\u0000"]),
+    st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40))
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ca=_PATH_VALUES, cert=_PATH_VALUES, key=_PATH_VALUES)
+def test_any_gateway_tls_paths_exit_2_with_a_message_never_a_traceback(
+        tmp_path: Path, ca: str, cert: str, key: str) -> None:
+    """``serve --world`` on a port in use: whatever the TLS fields say, the world file is
+    refused at its line (exit 2) or accepted and the port refused (exit 2), never a
+    traceback."""
+    import datetime as dt
+
+    from clearing_sim.tls import write_bundle
+
+    if not (tmp_path / "certs").exists():
+        write_bundle(tmp_path / "certs", dt.datetime.now(dt.UTC))
+    world = tmp_path / "world.yaml"
+    world.write_text(GATEWAY_WORLD % {"url": "https://127.0.0.1:9", "ca": json.dumps(ca),
+                                      "cert": json.dumps(cert), "key": json.dumps(key)})
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        result = _serve("--world", str(world), "--port", str(taken.getsockname()[1]))
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert f"{world}:" in result.output or "cannot listen" in result.output, result.output

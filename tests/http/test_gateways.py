@@ -9,7 +9,9 @@ GET /instructions/{id} after every delivery before acting) and Authentication 8.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import time
 from collections.abc import Iterator
 from decimal import Decimal
@@ -36,6 +38,7 @@ from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.cli import load_world
 
 from .conftest import OP, TOKEN, Client, issuer_body, redeem_body
+from .served import served
 
 
 @define
@@ -284,3 +287,141 @@ def test_no_gateway_body_makes_a_5xx(fuzz_client: tuple[Client, str], body: str)
     response = client.request("PUT", f"/sim/v1/operator/issuers/{issuer_id}/gateway",
                               content=body.encode(), headers=OP)
     assert response.status_code < 500, response.text
+
+
+def test_another_method_on_the_issuer_webhook_route_is_405_with_allow_post(
+        fuzz_client: tuple[Client, str]) -> None:
+    """RFC 9110 §15.5.6: a 405 names the allowed methods; the route is POST only."""
+    client, issuer_id = fuzz_client
+    response = client.get(f"/issuer-webhooks/{issuer_id}")
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "POST"
+
+
+# virtual time and wall time: a real gateway call does not block the shim ------------------
+class _Slow:
+    """The reference gateway, answering instruction POSTs only after ``delay_s`` of wall
+    time (a slow issuer: its calls take real time while the shim must stay responsive)."""
+
+    def __init__(self, app: Any, delay_s: float) -> None:
+        self.app, self.delay_s = app, delay_s
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].endswith("-instructions"):
+            await asyncio.sleep(self.delay_s)
+        await self.app(scope, receive, send)
+
+
+SLOW_S = 1.5
+
+
+def test_a_slow_gateway_call_pauses_the_advance_and_leaves_the_shim_answering() -> None:
+    """docs/conformance.md, "How virtual time meets wall time": the advance stops at the
+    call's virtual instant and the call is made off the event loop; a GET during the call is
+    answered at once, seeing the world at that instant (``advancingTo`` set), and the
+    redeem then settles exactly as without the wait."""
+    issuer = ReferenceIssuer(GatewaySettings(mode="MODE_3", step_ms=5))
+    gateway = ServerThread(_Slow(reference_app(issuer), SLOW_S)).start()
+    shim_server = ServerThread(create_app(ServeOptions(operator_token=TOKEN, seed=3))).start()
+    try:
+        with httpx.Client(base_url=shim_server.base_url, timeout=30) as shim:
+            quid = _add(shim, issuer_body("Sol Quid", "GBPQ", "solana"))
+            member = _add(shim, {"kind": "clearing_member", "name": "Northbank",
+                                 "wallets": {"GBPQ": "100.00"}})
+            put = shim.put(f"/sim/v1/operator/issuers/{quid.id}/gateway", headers=OP,
+                           json={"apiBaseUrl": gateway.base_url, "patienceMs": 100})
+            assert put.status_code == 200, put.text
+            assert quid.asset is not None
+            auth = {"Authorization": f"Bearer {member.key}"}
+            tx_id = shim.post("/api/v1/transactions", headers=auth,
+                              json=redeem_body(quid.asset, "10.00", "INV-SLOW")).json()[
+                "data"]["id"]
+            advanced: dict[str, float] = {}
+
+            def advance() -> None:
+                started = time.perf_counter()
+                with httpx.Client(base_url=shim_server.base_url, timeout=30) as other:
+                    other.post("/sim/v1/clock/advance", headers=OP,
+                               json={"seconds": 60}).raise_for_status()
+                advanced["s"] = time.perf_counter() - started
+
+            runner = threading.Thread(target=advance)
+            runner.start()
+            time.sleep(0.3)  # the advance is at the POST /burn-instructions now
+            started = time.perf_counter()
+            clock = shim.get("/sim/v1/clock", headers=OP).json()["data"]
+            waited_s = time.perf_counter() - started
+            during = shim.get(f"/api/v1/transactions/{tx_id}", headers=auth).json()["data"]
+            runner.join(30)
+            after = shim.get(f"/api/v1/transactions/{tx_id}", headers=auth).json()["data"]
+    finally:
+        shim_server.stop()
+        gateway.stop()
+    assert waited_s < 0.5, f"a GET waited {waited_s:.2f} s behind the gateway call"
+    assert clock["advancingTo"] == "2026-01-01T00:01:00.000Z"
+    assert clock["nowMs"] < 60_000 and not during["terminal"]
+    assert advanced["s"] >= SLOW_S
+    assert after["lifecycleStatus"] == "settled", after
+
+
+REALTIME_WORLD = """\
+world: {seed: 5}
+members:
+  northbank: {name: Northbank, wallets: {GBPQ: "100.00"}}
+issuers:
+  solquid:
+    name: Sol Quid
+    rtgs: "1000000.00"
+    assets: [GBPQ]
+    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: true,
+              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
+              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: solana, apiBaseUrl: "%(url)s"}
+    gateway: {apiBaseUrl: "%(url)s", patienceMs: 100}
+webhooks:
+  hook: {participant: northbank, url: "https://hooks.example.com/w",
+         events: [transaction.settled]}
+"""
+
+
+def test_a_redeem_settles_through_a_real_gateway_on_the_realtime_clock(
+        tmp_path: Path) -> None:
+    """``serve --clock realtime``: nobody advances the clock; the ticker and each request
+    catch the world up with the wall clock (× speed), the saga's calls go to the reference
+    gateway over real HTTP (each slowed by 0.3 s) and the redeem settles; a read during a
+    call is answered at once."""
+    issuer = ReferenceIssuer(GatewaySettings(mode="MODE_3", step_ms=5))
+    with ServerThread(_Slow(reference_app(issuer), 0.3)) as gateway, \
+            served(tmp_path, "--clock", "realtime", "--speed", "20",
+                   world=REALTIME_WORLD % {"url": gateway.base_url}) as server:
+        auth = {"Authorization": f"Bearer {server.api_key('northbank')}"}
+        listed = httpx.get(f"{server.base}/sim/v1/participants", headers=server.operator)
+        [quid] = [p for p in listed.json()["data"] if p["participantName"] == "Sol Quid"]
+        made = httpx.post(f"{server.base}/api/v1/transactions", headers=auth,
+                          json=redeem_body(quid["assets"][0], "40.00", "INV-RT"))
+        assert made.status_code == 201, made.text
+        tx_id = made.json()["data"]["id"]
+        waits, tx = [], made.json()["data"]
+        deadline = time.monotonic() + 30
+        while not tx["terminal"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+            started = time.perf_counter()
+            tx = httpx.get(f"{server.base}/api/v1/transactions/{tx_id}", headers=auth,
+                           timeout=10).json()["data"]
+            waits.append(time.perf_counter() - started)
+        clock = httpx.get(f"{server.base}/sim/v1/clock", headers=server.operator).json()
+    assert tx["lifecycleStatus"] == "settled", tx
+    assert clock["data"]["mode"] == "realtime"
+    assert len(issuer.instructions) == 1
+    assert max(waits) < 0.25, f"a read waited {max(waits):.2f} s behind a gateway call"
+    assert "Traceback" not in server.errors
+
+
+def test_a_bearer_that_cannot_travel_in_a_header_is_a_400(
+        fuzz_client: tuple[Client, str]) -> None:
+    """RFC 6750: refused when the gateway is set up, not at the engine's first call."""
+    client, issuer_id = fuzz_client
+    response = client.request("PUT", f"/sim/v1/operator/issuers/{issuer_id}/gateway",
+                              headers=OP, json={"apiBaseUrl": "http://127.0.0.1:9",
+                                                "bearer": "t\u00f6ken"})
+    assert response.status_code == 400, response.text
+    assert "bearer token" in response.json()["errors"][0]["message"]

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from clearing_sim.http.gateways import INBOUND_ROUTES
 from clearing_sim.http.openapi import document
 from clearing_sim.http.operation_ids import OPERATION_IDS
 from clearing_sim.http.operator import OPERATOR_ROUTES
@@ -37,8 +38,7 @@ def _operations() -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def test_every_operation_has_an_explicit_unique_operation_id_in_the_specs_words() -> None:
-    tables = {(r.method, r.template) for r in ROUTES} | {(r.method, r.template)
-                                                         for r in OPERATOR_ROUTES}
+    tables = {(r.method, r.template) for r in (*ROUTES, *OPERATOR_ROUTES, *INBOUND_ROUTES)}
     assert set(OPERATION_IDS) == tables
     ids = [op["operationId"] for _, _, op in _operations()]
     assert len(ids) == len(set(ids))
@@ -48,6 +48,7 @@ def test_every_operation_has_an_explicit_unique_operation_id_in_the_specs_words(
     assert named[("POST", "/api/v1/transactions")] == "initiateTransaction"
     assert named[("POST", "/api/v1/conformance/run")] == "armConformanceScenario"
     assert named[("GET", "/api/v1/transactions/{id}")] == "getTransaction"
+    assert named[("POST", "/issuer-webhooks/{issuerId}")] == "receiveIssuerStatusWebhook"
 
 
 def _member_name(value: str) -> str:

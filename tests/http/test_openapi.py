@@ -21,7 +21,13 @@ from schemathesis.specs.openapi.checks import (
 from clearing_sim.domain.initiation import AssetRef, InitiateRequest, LegRequest
 from clearing_sim.domain.transaction import UseCase
 from clearing_sim.http import ServeOptions, create_app
-from clearing_sim.http.openapi import API_OPERATIONS, OPERATOR_OPERATIONS, document
+from clearing_sim.http.gateways import INBOUND_ROUTES
+from clearing_sim.http.openapi import (
+    API_OPERATIONS,
+    INBOUND_OPERATIONS,
+    OPERATOR_OPERATIONS,
+    document,
+)
 from clearing_sim.http.operation_ids import operation_id
 from clearing_sim.http.operator import OPERATOR_ROUTES
 from clearing_sim.service.routes import ROUTES
@@ -40,11 +46,27 @@ def test_the_document_is_valid_openapi_3_1() -> None:
 def test_its_paths_are_exactly_the_route_tables() -> None:
     documented = {(method.upper(), path) for path, item in document()["paths"].items()
                   for method in item}
-    tables = {(r.method, r.template) for r in ROUTES} | {(r.method, r.template)
-                                                         for r in OPERATOR_ROUTES}
+    tables = {(r.method, r.template) for r in (*ROUTES, *OPERATOR_ROUTES, *INBOUND_ROUTES)}
     assert documented == tables
     assert set(API_OPERATIONS) == {(r.method, r.template) for r in ROUTES}
     assert set(OPERATOR_OPERATIONS) == {(r.method, r.template) for r in OPERATOR_ROUTES}
+    assert set(INBOUND_OPERATIONS) == {(r.method, r.template) for r in INBOUND_ROUTES}
+
+
+def test_the_issuer_webhook_route_is_documented_with_its_signature_and_answers() -> None:
+    """Spec, Issuer-side contract: the status webhook (instructionId, status, onchain,
+    finalizedAt) is signed like outgoing webhooks; unsigned or wrongly signed is dropped."""
+    item = document()["paths"]["/issuer-webhooks/{issuerId}"]
+    assert set(item) == {"post"}
+    post = item["post"]
+    assert post["operationId"] == "receiveIssuerStatusWebhook"
+    assert post["security"] == [{"issuerSignature": []}]
+    scheme = document()["components"]["securitySchemes"]["issuerSignature"]
+    assert (scheme["in"], scheme["name"]) == ("header", "Service-Signature")
+    assert set(post["responses"]) == {"202", "401", "404"}
+    body = document()["components"]["schemas"]["IssuerStatusWebhook"]
+    assert body["required"] == ["instructionId", "status"]
+    assert "COMPLETED" in body["properties"]["status"]["enum"]
 
 
 def test_security_follows_the_route_table() -> None:
@@ -133,7 +155,8 @@ def test_schemathesis_deeper(case: Any) -> None:
     _check(case)
 
 
-@pytest.mark.parametrize("path", ["/api/v1/transactions", "/sim/v1/clock"])
+@pytest.mark.parametrize("path", ["/api/v1/transactions", "/sim/v1/clock",
+                                  "/issuer-webhooks/{issuerId}"])
 def test_schemathesis_loaded_both_surfaces(path: str) -> None:
     assert path in document()["paths"]
 

@@ -7,7 +7,8 @@ EXECUTING → COMPLETED (or FAILED) like the simulated issuer's; in Mode 2 it ho
 until execute (two-phase: the issuer decides before the irrevocable signal). Its outcome is
 armed by a provider state (by ``reference``, or for the next instruction) or by a trigger
 amount; otherwise it completes. After every status change past RECEIVED it sends a signed
-status webhook when it was given a ``webhookUrl``. Ids, hashes and latencies come from one
+status webhook when it was given a ``webhookUrl`` (an https one verified against
+``webhook_ca`` when given). Ids, hashes and latencies come from one
 seeded ``random.Random``, so a given seed answers the same ids in the same order.
 """
 
@@ -17,8 +18,10 @@ import asyncio
 import datetime as dt
 import json
 import random
+import ssl
 import uuid
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,6 +30,7 @@ from attrs import define, field, frozen
 from clearing_sim.domain.instruction import FINAL, InstructionStatus, Outcome
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.gateway.reference.defects import Defect
+from clearing_sim.tls import client_context
 
 __all__ = ["GatewaySettings", "RefInstruction", "ReferenceIssuer", "StateProblem"]
 
@@ -58,6 +62,7 @@ class GatewaySettings:
     signing_secret: str | None = None
     defects: frozenset[Defect] = frozenset()
     triggers: dict[Outcome, Decimal] = field(factory=lambda: dict(TRIGGERS_DEFAULT))
+    webhook_ca: Path | None = None  # verify an https webhook receiver against this CA
 
 
 @define
@@ -100,6 +105,11 @@ class ReferenceIssuer:
         self._rng = random.Random(settings.seed)
         self._sequence = 1_000
         self._tasks: set[asyncio.Task[None]] = set()
+        # an https receiver's certificate is checked against webhook_ca when given (a test
+        # CA), else against the system store, as any HTTPS client would (TlsProblem if the
+        # CA file is unusable)
+        self._webhook_verify: ssl.SSLContext | bool = True if settings.webhook_ca is None \
+            else client_context(settings.webhook_ca)
 
     def has(self, defect: Defect) -> bool:
         return defect in self.settings.defects
@@ -259,12 +269,13 @@ class ReferenceIssuer:
         record: dict[str, Any] = {"instructionId": body["instructionId"],
                                   "status": body["status"]}
         try:
-            async with httpx.AsyncClient(timeout=5) as client:
+            async with httpx.AsyncClient(timeout=5, verify=self._webhook_verify) as client:
                 response = await client.post(self.webhook_url, content=raw, headers=headers)
             record["answer"] = response.status_code
         except httpx.HTTPError as error:
             record["error"] = str(error) or type(error).__name__
         self.callbacks_sent.append(record)
+
 
 
 def _closed(ins: RefInstruction) -> bool:

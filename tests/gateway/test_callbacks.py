@@ -1,0 +1,115 @@
+"""The kit's status-webhook receiver over HTTPS, with the service's webhook certificate from
+the test CA (``clearing-sim issuer certs``), as a real service's webhook endpoint: a real
+handshake that an issuer's gateway verifies against the CA it was given.
+
+Spec, Issuer-side contract: the issuer sends signed status webhooks to its declared
+``webhookUrl``; Authentication 8: certificates from the onboarding CA."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from clearing_sim.conformance.cli import conformance
+from clearing_sim.domain.signing import signature_header
+from clearing_sim.gateway.callbacks import CallbackReceiver
+from clearing_sim.gateway.client import CallbackQueue
+from clearing_sim.gateway.serving import ServerTls
+from clearing_sim.tls import CertBundle, client_context
+
+from .conftest import Served
+
+RAW = b'{"instructionId":"i-1","status":"APPROVED"}'
+
+
+def _post(url: str, verify: Any) -> httpx.Response:
+    header = signature_header("whsec_x", int(time.time()), RAW)
+    with httpx.Client(verify=verify, timeout=5) as client:
+        return client.post(url, content=RAW, headers={"Service-Signature": header})
+
+
+def test_the_receiver_serves_https_that_a_client_trusting_the_test_ca_verifies(
+        certs: CertBundle) -> None:
+    queue = CallbackQueue()
+    tls = ServerTls(certs.webhook_cert, certs.webhook_key)
+    with CallbackReceiver(queue, tls=tls) as receiver:
+        assert receiver.url.startswith("https://127.0.0.1:")
+        answer = _post(receiver.url, client_context(certs.ca_cert))
+    assert answer.status_code == 200
+    [(signature, raw, _)] = queue.take()
+    assert raw == RAW and signature is not None and signature.startswith("t=")
+    assert receiver.handshake_failures == []
+
+
+def test_a_client_that_does_not_trust_the_test_ca_fails_the_handshake(
+        certs: CertBundle) -> None:
+    queue = CallbackQueue()
+    with CallbackReceiver(queue, tls=ServerTls(certs.webhook_cert, certs.webhook_key)) \
+            as receiver:
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            _post(receiver.url, True)  # the system store: no test CA in it
+        for _ in range(100):  # the server's side of the failed handshake, in its thread
+            if receiver.handshake_failures:
+                break
+            time.sleep(0.01)
+    assert queue.take() == []
+    assert receiver.handshake_failures
+
+
+def test_plain_http_to_the_https_receiver_is_refused(certs: CertBundle) -> None:
+    queue = CallbackQueue()
+    with CallbackReceiver(queue, tls=ServerTls(certs.webhook_cert, certs.webhook_key)) \
+            as receiver:
+        plain = receiver.url.replace("https://", "http://")
+        with pytest.raises(httpx.HTTPError):
+            _post(plain, True)
+    assert queue.take() == []
+
+
+def _kit(base_url: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(conformance, [
+        "issuer", "--api-base-url", base_url, "--patience-ms", "200",
+        "--provider-states-url", base_url + "/_pact/provider-states", "--json", *extra])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.output)
+
+
+def _https_callbacks(certs: CertBundle) -> list[str]:
+    return ["--callback-tls-cert", str(certs.webhook_cert),
+            "--callback-tls-key", str(certs.webhook_key)]
+
+
+def test_the_kit_takes_signed_status_webhooks_over_https_from_the_reference_gateway(
+        serve: type[Served], certs: CertBundle) -> None:
+    gateway = serve("--webhook-ca", str(certs.ca_cert))
+    code, report = _kit(gateway.base_url, *_https_callbacks(certs))
+    assert code == 0, report
+    assert any(n.startswith("status webhooks to https://127.0.0.1:") for n in report["notes"])
+    signatures = next(c for c in report["checks"] if c["id"] == "callback_signatures")
+    verified = [n for n in signatures["evidence"]["notes"] if n.endswith("-> verified")]
+    assert verified, signatures
+    assert not any("handshake failed" in n for n in report["notes"])
+
+
+def test_a_gateway_that_does_not_trust_the_receivers_ca_delivers_nothing(
+        serve: type[Served], certs: CertBundle) -> None:
+    """Without --webhook-ca the reference gateway checks the receiver against the system
+    store: every handshake fails, no callback arrives, and the report says why."""
+    gateway = serve()
+    code, report = _kit(gateway.base_url, *_https_callbacks(certs))
+    assert code == 1
+    failed = {c["id"] for c in report["checks"] if c["verdict"] == "fail"}
+    assert failed == {"callback_signatures"}, report
+    assert any("callback TLS handshake failed" in n for n in report["notes"]), report["notes"]
+
+
+def test_callback_tls_options_go_together_and_bad_files_exit_2(certs: CertBundle) -> None:
+    half = CliRunner().invoke(conformance, [
+        "issuer", "--api-base-url", "http://127.0.0.1:9", "--triggers",
+        "--callback-tls-cert", str(certs.webhook_cert)])
+    assert half.exit_code == 2 and "go together" in half.output
