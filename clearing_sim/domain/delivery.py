@@ -14,11 +14,11 @@ disabled: ``disable_due`` is that rule on the times the service learns each outc
 
 from __future__ import annotations
 
-import json
 from itertools import accumulate
 
 from attrs import frozen
 
+from clearing_sim.domain.jsontext import compact_encoder
 from clearing_sim.domain.lifecycle import EventType
 
 __all__ = ["ATTEMPTS_MAX", "DELIVERY_TIMEOUT_MS", "DISABLE_AFTER_MS", "RETRY_DELAYS_MS",
@@ -35,6 +35,8 @@ RETRY_OFFSETS_MS: tuple[int, ...] = (0, *accumulate(RETRY_DELAYS_MS))
 DELIVERY_TIMEOUT_MS = 10_000
 #: "72 hours of continuous failure" (Limits, Webhook auto-disable).
 DISABLE_AFTER_MS = 72 * 3_600_000
+#: The body's encoding: ``json.dumps(payload, ensure_ascii=False, separators=(",", ":"))``
+_body_json = compact_encoder(sort_keys=False, ensure_ascii=False)
 
 
 @frozen
@@ -65,7 +67,7 @@ class WebhookEvent:
                 "parked": self.parked,
             },
         }
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        return _body_json(payload).encode()
 
 
 def is_success(status: int | None) -> bool:

@@ -15,14 +15,18 @@ from urllib.parse import parse_qsl, urlsplit
 
 from attrs import frozen
 
+from clearing_sim.domain.jsontext import compact_encoder
+
 __all__ = ["Request", "Response", "encode_json"]
 
 Headers = tuple[tuple[str, str], ...]
+#: ``json.dumps(payload, ensure_ascii=False, separators=(",", ":"))``, made once
+_api_json = compact_encoder(sort_keys=False, ensure_ascii=False)
 
 
 def encode_json(payload: Any) -> bytes:
     """The one JSON encoding of the API: compact, UTF-8, field order as built."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    return _api_json(payload).encode()
 
 
 def _find(headers: Headers, name: str) -> str | None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from clearing_sim.domain.lifecycle import Trigger, transition
-from clearing_sim.domain.saga import Saga
+from clearing_sim.domain.saga import Saga, Step
 from clearing_sim.domain.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -101,11 +101,16 @@ class TransactionBook:
                          reason=tx.reason_code)
 
     def _log_steps(self, old: Saga | None, new: Saga, transaction_id: str) -> None:
+        """One ``saga.step`` per step of ``new`` that is not the same as in ``old``, in order
+        (a saga step update rebuilds only the steps it changes: the rest are the same
+        objects, passed over without comparing them; the paths differ in length)."""
         old_steps = old.steps if old is not None else ()
-        for i, step in enumerate(new.steps):
-            before = old_steps[i] if i < len(old_steps) else None
-            if before is step:  # a saga step update rebuilds only the steps it changes
-                continue
-            if before is None or before != step:
-                self._log.append("saga.step", transactionId=transaction_id, index=i,
-                                 name=step.name.value, status=step.status.value)
+        for i, (before, step) in enumerate(zip(old_steps, new.steps, strict=False)):
+            if before is not step and before != step:
+                self._log_step(transaction_id, i, step)
+        for i in range(len(old_steps), len(new.steps)):
+            self._log_step(transaction_id, i, new.steps[i])
+
+    def _log_step(self, transaction_id: str, index: int, step: Step) -> None:
+        self._log.append("saga.step", transactionId=transaction_id, index=index,
+                         name=step.name.value, status=step.status.value)

@@ -20,9 +20,10 @@ memory, so a run of any length logs in constant memory. Such a log cannot be rea
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
+
+from clearing_sim.domain.jsontext import compact_encoder
 
 __all__ = ["EventLog", "JsonValue", "LogNotRetained", "Record"]
 
@@ -30,7 +31,7 @@ JsonValue = str | int | bool | None | list[Any] | dict[str, Any]
 
 
 #: The canonical form's encoder, made once (``json.dumps`` with options builds one per call).
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_encode = compact_encoder(sort_keys=True, ensure_ascii=False)
 
 
 class Record:
@@ -66,8 +67,7 @@ class Record:
         return self.fields.get(name, default)
 
     def canonical(self) -> str:
-        body = {"at": self.at_ms, "seq": self.seq, "kind": self.kind, **self.fields}
-        return _CANONICAL.encode(body)
+        return _encode({"at": self.at_ms, "seq": self.seq, "kind": self.kind, **self.fields})
 
 
 class LogNotRetained(RuntimeError):
@@ -84,6 +84,8 @@ class EventLog:
         self._records: list[Record] = []
         #: (kind or None for every kind, listener), in the order they were added
         self._listeners: list[tuple[str | None, Callable[[Record], None]]] = []
+        #: kind → the listeners a record of that kind calls, in order (made on first use)
+        self._calls: dict[str, tuple[Callable[[Record], None], ...]] = {}
         self._count = 0
         self._sink = sink
         self._retain = retain
@@ -102,15 +104,19 @@ class EventLog:
                 self._hash.update(b"\n")
             self._hash.update(line.encode())
             self._sink.write(line + "\n")
-        for wanted, listener in self._listeners:
-            if wanted is None or wanted == kind:
-                listener(record)
+        calls = self._calls.get(kind)
+        if calls is None:
+            calls = self._calls[kind] = tuple(
+                listener for wanted, listener in self._listeners if wanted in (None, kind))
+        for listener in calls:
+            listener(record)
         return record
 
     def listen(self, listener: Callable[[Record], None], kind: str | None = None) -> None:
         """Call ``listener`` with each record appended from now on (of ``kind`` only, if
         given), in the order the listeners were added."""
         self._listeners.append((kind, listener))
+        self._calls.clear()
 
     def unlisten(self, listener: Callable[[Record], None]) -> None:
         """Stop telling ``listener`` (a kit that watched one run of a long-lived world); its
@@ -118,6 +124,7 @@ class EventLog:
         for i, (_, known) in enumerate(self._listeners):
             if known == listener:
                 del self._listeners[i]
+                self._calls.clear()
                 return
         raise ValueError(f"{listener!r} does not listen to this log")
 

@@ -23,8 +23,6 @@ signed status webhook when its profile lists SIGNED_WEBHOOK.
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Generator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -32,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 import simpy
 from attrs import define, field, frozen, validators
 
+from clearing_sim.domain.ids import transaction_id_of_reference
 from clearing_sim.domain.instruction import FINAL, InstructionStatus, Outcome
+from clearing_sim.domain.jsontext import compact_encoder
 from clearing_sim.domain.latency import Fixed, Latency, LogNormal
 from clearing_sim.domain.money import Money
 from clearing_sim.domain.profile import CustodyModel, FeedbackChannel, SettlementMode
@@ -54,6 +54,8 @@ _S = InstructionStatus
 COMPENSATION_REASON = "mint_rejected"
 _DECIDED = (_S.APPROVED, _S.EXECUTING)
 _probability = [validators.ge(0.0), validators.le(1.0)]
+#: A status webhook's body: compact JSON, sorted keys, ASCII (``json.dumps`` made once).
+_webhook_json = compact_encoder(sort_keys=True, ensure_ascii=True)
 
 
 @frozen
@@ -189,7 +191,7 @@ class IssuerGateway:
                                   instructionId=known.id, idempotencyKey=key)
             assert known.original is not None
             return known.original
-        transaction_id = str(uuid.UUID(hex=body["reference"]))
+        transaction_id = transaction_id_of_reference(body["reference"])
         ins = Instruction(self.world.ids.uuid("instruction"), kind, transaction_id, mode,
                           dict(body), feedback)
         ins.execute_requested = self.world.env.event()
@@ -415,7 +417,7 @@ class IssuerGateway:
                 "onchain": {"txHash": snap.tx_hash, "ledgerSequence": snap.ledger_sequence},
                 "finalizedAt": None if snap.finalized_at_ms is None
                 else render_iso(self.world.epoch_ms, snap.finalized_at_ms)}
-        raw = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        raw = _webhook_json(body).encode()
         t = (self.world.epoch_ms + self.world.now_ms) // 1000
         header = signature_header(self.webhook_secret, t, raw)
         self.world.issuer_inbox.receive(self.issuer_id, header, raw)

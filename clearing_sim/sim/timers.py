@@ -56,7 +56,9 @@ class _FirstOf(simpy.Event):
     still calls it once, for nothing (a waiter's deadline collects one such call per wake)."""
 
     def __init__(self, env: simpy.Environment, events: list[simpy.Event]) -> None:
-        super().__init__(env)
+        self.env = env  # what ``Event.__init__`` sets, without its call (one per wait)
+        self.callbacks = []
+        self._value = PENDING
         fire = self._fire
         for event in events:
             if event.processed:  # decided at once, as AnyOf is

@@ -42,6 +42,7 @@ from clearing_sim.domain.transaction import (
     cancel_action,
 )
 from clearing_sim.sim.book import TransactionBook
+from clearing_sim.sim.collector import paced_collector
 from clearing_sim.sim.custody import CustodyRegistry
 from clearing_sim.sim.dns import DnsTable
 from clearing_sim.sim.eventlog import EventLog
@@ -132,10 +133,11 @@ class World:
     def run_until(self, at_ms: int) -> None:
         """Run every event due up to and including ``at_ms``; the clock ends at ``at_ms``."""
         assert at_ms >= self.now_ms, "virtual time never moves backwards"
-        if at_ms > self.now_ms:
-            self.env.run(until=at_ms)  # stops before the events due at exactly ``at_ms``
-        while self.env.peek() <= at_ms:
-            self.env.step()
+        with paced_collector():
+            if at_ms > self.now_ms:
+                self.env.run(until=at_ms)  # stops before the events due at exactly ``at_ms``
+            while self.env.peek() <= at_ms:
+                self.env.step()
 
     def run_all(self, limit_ms: int | None = None) -> None:
         """Run until nothing is scheduled (or until ``limit_ms``).
@@ -143,7 +145,8 @@ class World:
         Timers that no longer matter (a poll or SLA timer after its answer came) still fire,
         doing nothing, so the clock may end later than the last fact in the log."""
         if limit_ms is None:
-            self.env.run()
+            with paced_collector():
+                self.env.run()
         else:
             self.run_until(limit_ms)
 

@@ -14,6 +14,7 @@ from clearing_sim.domain.ids import (
     TransactionId,
     instruction_idempotency_key,
     instruction_reference,
+    transaction_id_of_reference,
 )
 
 COMMAND = CommandId("6f1c2e9a-3b4d-4c5e-8f70-112233445566")
@@ -70,3 +71,24 @@ def test_instruction_reference_identifies_the_transaction() -> None:
     a = instruction_reference(TransactionId("f03848e1-1f13-4be1-80d9-d189cdc28f2f"))
     assert a == "f03848e11f134be180d9d189cdc28f2f"
     assert uuid.UUID(a) == uuid.UUID("f03848e1-1f13-4be1-80d9-d189cdc28f2f")
+
+
+@settings(max_examples=100)
+@given(st.uuids(), st.sampled_from(["burn", "mint", "", "é"]),
+       st.sampled_from([str, lambda u: str(u).upper(), lambda u: f"{{{u}}}",
+                        lambda u: u.urn, lambda u: u.hex]))
+def test_the_derivations_read_any_form_uuid_reads(command: uuid.UUID, leg: str,
+                                                  form: object) -> None:
+    """The fast path for the id factory's form gives what the uuid module gives for any form."""
+    text = form(command)  # type: ignore[operator]
+    assert instruction_idempotency_key(CommandId(text), leg) == str(uuid.uuid5(command, leg))
+    assert instruction_reference(TransactionId(text)) == command.hex
+    assert transaction_id_of_reference(command.hex) == str(command)
+
+
+@pytest.mark.parametrize("text", ["", "not-a-uuid", "0" * 31, "g" * 32])
+def test_a_reference_that_is_no_uuid_is_refused_as_uuid_refuses_it(text: str) -> None:
+    with pytest.raises(ValueError):
+        transaction_id_of_reference(text)
+    with pytest.raises(ValueError):
+        instruction_reference(TransactionId(text))
