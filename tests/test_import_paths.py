@@ -20,7 +20,8 @@ import pytest
 from clearing_sim import cli
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("pandas", "matplotlib", "dask", "pyarrow", "numpy", "starlette", "uvicorn")
+HEAVY = ("pandas", "matplotlib", "dask", "pyarrow", "numpy", "starlette", "uvicorn",
+         "rfc3987_syntax")  # the last: 2 s, imported by jsonschema for a format we never check
 
 PROBE = """
 import json, sys
@@ -60,3 +61,17 @@ def test_each_lazy_summary_is_the_first_line_of_its_commands_help(name: str) -> 
     assert command is not None and command.help is not None
     assert name in cli.LAZY_SUMMARIES, f"add the lazy command {name!r} to LAZY_SUMMARIES"
     assert command.help.strip().splitlines()[0] == cli.LAZY_SUMMARIES[name]
+
+
+def test_jsonschema_without_its_iri_checker_leaves_rfc3987_syntax_importable() -> None:
+    """``clearing_sim.jsonschema_import`` keeps ``rfc3987_syntax`` (2 s) out of the CLI's start,
+    and only while jsonschema is first imported: anything else can still import it."""
+    probe = ("import importlib.util, sys\n"
+             "import clearing_sim.jsonschema_import\n"
+             "assert 'rfc3987_syntax' not in sys.modules\n"
+             "if importlib.util.find_spec('rfc3987_syntax') is not None:\n"
+             "    import rfc3987_syntax\n"
+             "    assert sys.modules['rfc3987_syntax'] is not None\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr

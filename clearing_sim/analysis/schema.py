@@ -14,9 +14,9 @@ import json
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from clearing_sim.jsonschema_import import Draft202012Validator
 from clearing_sim.scenario.errors import Problem
 from clearing_sim.scenario.schema import SCHEMA as SCENARIO_SCHEMA
 from clearing_sim.scenario.schema import explain

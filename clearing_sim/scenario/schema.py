@@ -18,9 +18,7 @@ from collections.abc import Iterator
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-
+from clearing_sim.jsonschema_import import Draft202012Validator, ValidationError
 from clearing_sim.scenario.errors import Problem
 from clearing_sim.scenario.source import Document, FieldPath
 
