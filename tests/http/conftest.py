@@ -15,6 +15,9 @@ from attrs import define, field
 from starlette.applications import Starlette
 
 from clearing_sim.http import ServeOptions, create_app
+from clearing_sim.http.journal import JournalFile
+from clearing_sim.http.recorder import request_of
+from clearing_sim.http.sealing import Sealer
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.service.api import ServiceAPI
 from clearing_sim.sim.examples import issuer_profile
@@ -41,6 +44,20 @@ SETTLED_HOOK_YAML = """\
 webhooks:
   hook: {participant: northbank, url: "https://hooks.example.com/w",
          events: [transaction.settled]}
+"""
+
+
+#: Sol Quid (Mode 3, GBPQ on solana) at ``%(url)s``: the issuer the gateway tests put on a
+#: real gateway (a ``gateway:`` line follows it in each world file).
+SOL_QUID_YAML = """\
+issuers:
+  solquid:
+    name: Sol Quid
+    rtgs: "1000000.00"
+    assets: [GBPQ]
+    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: true,
+              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
+              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: solana, apiBaseUrl: "%(url)s"}
 """
 
 
@@ -211,3 +228,24 @@ def receiver() -> Iterator[Receiver]:
     yield holder[0]
     server.shutdown()
     server.server_close()
+
+
+def resend(journal: JournalFile, token: str) -> Client:
+    """A fresh shim without a journal, sent the journal's requests through its doors and each
+    clock entry as an advance to the instant it reached (the crash test's uninterrupted run;
+    what an export does): equal digests show the journal holds nothing a client could not."""
+    client = Client(create_app(ServeOptions(operator_token=token, seed=journal.header.seed)))
+    sealer = Sealer(token, journal.header.salt)
+    for _, entry in journal.entries:
+        if entry["k"] in ("api", "op"):
+            request = request_of(entry, sealer, token)
+            answer = client.request(request.method, request.path, params=list(request.query),
+                                    headers=list(request.headers), content=request.body)
+            assert answer.status_code == entry["status"], (entry, answer.text)
+        elif entry["k"] == "clock" and entry["to"] is not None:
+            moved = client.request("POST", "/sim/v1/clock/advance",
+                                   headers={"Authorization": f"Bearer {token}"},
+                                   json={"seconds": (entry["to"] - client.sim.world.now_ms)
+                                         / 1000})
+            assert moved.status_code == 200, moved.text
+    return client

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from clearing_sim.cli import main
 from clearing_sim.webhooks import verify
+from tests.http.conftest import SOL_QUID_YAML
 from tests.http.served import served
 
 EXE = Path(sys.executable).with_name("clearing-sim")
@@ -211,14 +212,7 @@ GATEWAY_WORLD = """\
 world: {seed: 5}
 members:
   northbank: {name: Northbank, wallets: {GBPQ: "100.00"}}
-issuers:
-  solquid:
-    name: Sol Quid
-    rtgs: "1000000.00"
-    assets: [GBPQ]
-    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: true,
-              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
-              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: solana, apiBaseUrl: "%(url)s"}
+""" + SOL_QUID_YAML + """\
     gateway: {apiBaseUrl: "%(url)s", patienceMs: 100,
               caFile: %(ca)s, clientCert: %(cert)s, clientKey: %(key)s}
 webhooks:

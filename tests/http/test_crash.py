@@ -28,10 +28,8 @@ import uvicorn
 
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.journal import JournalFile, read_journal
-from clearing_sim.http.recorder import request_of
 from clearing_sim.http.replay import open_journal
-from clearing_sim.http.sealing import Sealer
-from tests.http.conftest import Client
+from tests.http.conftest import Client, resend
 
 TOKEN = "crash-test-token"
 OP = {"Authorization": f"Bearer {TOKEN}"}
@@ -159,24 +157,6 @@ def _journal_keys(journal: JournalFile) -> dict[str, int]:
     return keys
 
 
-def _uninterrupted(journal: JournalFile) -> Client:
-    """A shim without a journal sent the journal's requests and clock moves as requests."""
-    client = Client(create_app(ServeOptions(operator_token=TOKEN, seed=SEED)))
-    sealer = Sealer(TOKEN, journal.header.salt)
-    for _, entry in journal.entries:
-        if entry["k"] in ("api", "op"):
-            request = request_of(entry, sealer, TOKEN)
-            answer = client.request(request.method, request.path, params=list(request.query),
-                                    headers=list(request.headers), content=request.body)
-            assert answer.status_code == entry["status"], (entry, answer.text)
-        elif entry["k"] == "clock" and entry["to"] is not None:
-            seconds = (entry["to"] - client.sim.world.now_ms) / 1000
-            moved = client.request("POST", "/sim/v1/clock/advance", headers=OP,
-                                   json={"seconds": seconds})
-            assert moved.status_code == 200, moved.text
-    return client
-
-
 def crash_and_restart(tmp_path: Path, kills: int) -> None:
     path = tmp_path / "crash.jsonl"
     rng = random.Random(kills)
@@ -198,7 +178,7 @@ def crash_and_restart(tmp_path: Path, kills: int) -> None:
         assert not missing, f"round {round_}: acknowledged but not journaled: {missing[:5]}"
     final = server.stop()
     journal = read_journal(path)
-    client = _uninterrupted(journal)
+    client = resend(journal, TOKEN)  # an uninterrupted shim sent the same requests
     world = client.sim.world
     assert final == world.log.digest(), kills
     assert all(world.transactions.get(tx) is not None for tx in acks.keys.values())

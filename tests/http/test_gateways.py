@@ -36,6 +36,7 @@ from clearing_sim.gateway.reference import (
 from clearing_sim.gateway.serving import ServerThread
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.cli import load_world
+from tests.http.conftest import SOL_QUID_YAML
 from tests.service.test_hostile_input import state_digest
 
 from .conftest import OP, TOKEN, Client, issuer_body, redeem_body
@@ -208,14 +209,7 @@ WORLD = """\
 world: {seed: 5}
 members:
   northbank: {wallets: {GBPQ: "100.00"}}
-issuers:
-  solquid:
-    name: Sol Quid
-    rtgs: "1000000.00"
-    assets: [GBPQ]
-    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: true,
-              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
-              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: solana, apiBaseUrl: "%(url)s"}
+""" + SOL_QUID_YAML + """\
     gateway: {apiBaseUrl: "%(url)s", bearer: t0ken, patienceMs: 200}
 """
 
@@ -412,14 +406,7 @@ REALTIME_WORLD = """\
 world: {seed: 5}
 members:
   northbank: {name: Northbank, wallets: {GBPQ: "100.00"}}
-issuers:
-  solquid:
-    name: Sol Quid
-    rtgs: "1000000.00"
-    assets: [GBPQ]
-    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: true,
-              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
-              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: solana, apiBaseUrl: "%(url)s"}
+""" + SOL_QUID_YAML + """\
     gateway: {apiBaseUrl: "%(url)s", patienceMs: 100}
 webhooks:
   hook: {participant: northbank, url: "https://hooks.example.com/w",

@@ -13,9 +13,7 @@ from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http import clock as clock_module
 from clearing_sim.http.journal import JournalError, decode_line, encode_line, read_journal
 from clearing_sim.http.options import ClockMode
-from clearing_sim.http.recorder import request_of
 from clearing_sim.http.replay import open_journal
-from clearing_sim.http.sealing import Sealer
 from tests.http.conftest import (
     OP,
     TOKEN,
@@ -25,6 +23,7 @@ from tests.http.conftest import (
     issuer_body,
     member_body,
     redeem_body,
+    resend,
 )
 
 
@@ -349,20 +348,8 @@ def test_a_journal_cut_in_the_middle_of_an_advance_restarts_where_an_advance_wou
 
 def by_advances(path: Path) -> str:
     """The digest of a fresh shim sent the journal's requests, each clock entry an advance to
-    the instant it reached (as the crash test's uninterrupted run and an export do)."""
-    journal = read_journal(path)
-    client = Client(create_app(ServeOptions(operator_token=TOKEN, seed=journal.header.seed)))
-    sealer = Sealer(TOKEN, journal.header.salt)
-    for _, entry in journal.entries:
-        if entry["k"] in ("api", "op"):
-            request = request_of(entry, sealer, TOKEN)
-            answer = client.request(request.method, request.path, params=list(request.query),
-                                    headers=list(request.headers), content=request.body)
-            assert answer.status_code == entry["status"], (entry, answer.text)
-        elif entry["k"] == "clock":
-            moved = client.op("POST", "/sim/v1/clock/advance",
-                              {"seconds": (entry["to"] - client.sim.world.now_ms) / 1000})
-            assert moved.status_code == 200, moved.text
+    the instant it reached."""
+    client = resend(read_journal(path), TOKEN)
     result = digest(client)
     client.close()
     return result

@@ -15,20 +15,13 @@ import pytest
 from clearing_sim.http.cli import load_world
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.tls import write_bundle
+from tests.http.conftest import SOL_QUID_YAML
 
 WORLD = """\
 world: {seed: 5}
 members:
   northbank: {wallets: {GBPQ: "100.00"}}
-issuers:
-  solquid:
-    name: Sol Quid
-    rtgs: "1000000.00"
-    assets: [GBPQ]
-    profile: {commitPoint: ON_INSTRUCTION, preBurnTransferRequired: true,
-              custodyModel: POOLED_ISSUER_WALLET, feedbackChannel: [POLLABLE_RESOURCE],
-              fiatLeg: NUVANTE_SETTLES_RTGS, ledger: solana,
-              apiBaseUrl: "https://127.0.0.1:9"}
+""" + SOL_QUID_YAML % {"url": "https://127.0.0.1:9"} + """\
     gateway:
       apiBaseUrl: "https://127.0.0.1:9"
       caFile: %(ca)s
