@@ -2,7 +2,8 @@
 
 Public names: ``Problem``, ``DomainError``, ``InvalidRequest``, ``Unauthenticated``,
 ``Forbidden``, ``NotFound``, ``MethodNotAllowed``, ``NotAllowed``, ``PayloadTooLarge``,
-``SandboxUnavailable``, ``ErrorCode``, ``CATALOGUE``, ``PRECEDENCE``, ``error_class``.
+``SandboxUnavailable``, ``InternalError``, ``ErrorCode``, ``CATALOGUE``, ``PRECEDENCE``,
+``error_class``.
 
     DomainError               a refusal; changes nothing         status  type
     ├── InvalidRequest        malformed or rule-breaking input      400  invalid_request_error
@@ -12,7 +13,8 @@ Public names: ``Problem``, ``DomainError``, ``InvalidRequest``, ``Unauthenticate
     ├── MethodNotAllowed      the path exists, the method not       405  invalid_request_error
     ├── NotAllowed            valid input the state forbids         409  conflict_error
     ├── PayloadTooLarge       a body over the size limit            413  invalid_request_error
-    └── SandboxUnavailable    sandbox-only route in production      503  sandbox_unavailable
+    ├── SandboxUnavailable    sandbox-only route in production      503  sandbox_unavailable
+    └── InternalError         a defect of ours, never bad input     500  api_error
 
 Each class declares its HTTP ``status`` and error ``type``; each problem carries a stable
 ``code`` from ``CATALOGUE`` (documented in docs/errors.md, checked by a test). The API layer
@@ -28,8 +30,8 @@ from typing import ClassVar, Self
 from attrs import frozen
 
 __all__ = ["CATALOGUE", "PRECEDENCE", "DomainError", "ErrorCode", "Forbidden",
-           "InvalidRequest", "MethodNotAllowed", "NotAllowed", "NotFound", "PayloadTooLarge",
-           "Problem", "SandboxUnavailable", "Unauthenticated", "error_class"]
+           "InternalError", "InvalidRequest", "MethodNotAllowed", "NotAllowed", "NotFound",
+           "PayloadTooLarge", "Problem", "SandboxUnavailable", "Unauthenticated", "error_class"]
 
 
 @frozen
@@ -99,6 +101,14 @@ class PayloadTooLarge(DomainError):
 class SandboxUnavailable(DomainError):
     status = 503
     type = "sandbox_unavailable"
+
+
+class InternalError(DomainError):
+    """Never bad input: a defect of the simulator, answered in the envelope (the HTTP door
+    logs the traceback). Listed so a client's generated types know the shape."""
+
+    status = 500
+    type = "api_error"
 
 
 @frozen
@@ -213,6 +223,9 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("payload_too_large", "the body exceeds 1 MiB")),
     *_codes(SandboxUnavailable,
             ("sandbox_unavailable", "a sandbox-only route called in production")),
+    *_codes(InternalError,
+            ("internal_error", "the simulator failed (a defect, never bad input): the server "
+                               "log holds the traceback; please report it")),
 ]}
 
 #: When several refusals apply to one request, the first of these decides the answer.

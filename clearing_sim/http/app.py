@@ -37,7 +37,13 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from clearing_sim.domain.errors import DomainError, MethodNotAllowed, NotAllowed, NotFound
+from clearing_sim.domain.errors import (
+    DomainError,
+    InternalError,
+    MethodNotAllowed,
+    NotAllowed,
+    NotFound,
+)
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.delivery import RealDeliveries, RealOutcome
 from clearing_sim.http.gateways import INBOUND_ROUTES, WEBHOOK_PREFIX, receive_issuer_webhook
@@ -92,10 +98,8 @@ class Shim:
         except Exception:  # a bug, not bad input: say so in the envelope, log the traceback
             _log.exception("unexpected failure answering %s %s", scope["method"],
                            scope["path"])
-            response = Response(500, _JSON, encode_json({
-                "errors": [{"type": "api_error", "code": "internal_error",
-                            "message": "the simulator failed; see the server log"}],
-                "meta": {"commandId": self.sim.command_id()}}))
+            response = self._refusal(InternalError.one(
+                None, "internal_error", "the simulator failed; see the server log"))
         await _write(send, response, head=scope["method"] == "HEAD")
 
     def _body_unread(self, request: Request) -> bool:

@@ -17,6 +17,7 @@ from clearing_sim.domain.errors import CATALOGUE
 from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.domain.profile import CommitPoint, CustodyModel, FeedbackChannel, FiatLeg, Ledger
+from clearing_sim.domain.webhook_url import URL_LENGTH_MAX
 from clearing_sim.service.versions import SUPPORTED_VERSIONS
 
 __all__ = ["ERROR_CODES", "SCHEMAS", "SERVICE_VERSIONS", "Schema", "array", "ref"]
@@ -188,7 +189,10 @@ _API: dict[str, Schema] = {
     "AgentList": obj({"agents": array(obj({"agentId": STR, "participantId": UUID,
                                            "expiresAt": TS, "revokedAt": NTS})),
                       "total": INT}),
-    "WebhookCreate": obj({"url": STR, "events": array(_EVENTS, minItems=1, uniqueItems=True)},
+    "WebhookCreate": obj({"url": text(URL_LENGTH_MAX, description=(
+        "https:// to a public address (spec, Limits: Webhook URL); the shim started with "
+        "--allow-private-webhook-urls also takes http:// and private addresses")),
+        "events": array(_EVENTS, minItems=1, uniqueItems=True)},
                          {"description": STR}, closed=True),
     "WebhookSubscription": obj(
         {"id": STR, "url": STR, "events": array(_EVENTS), "description": NSTR,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from clearing_sim.http.app import READ_LIMIT_BYTES
 from clearing_sim.service.api import ServiceAPI
 from clearing_sim.service.messages import Request, encode_json
@@ -140,3 +142,21 @@ def test_any_path_gets_the_envelope_even_with_an_encoded_newline(shim: Shim) -> 
     assert response.headers["content-type"] == "application/json"
     assert response.headers["service-version"] == "2026-06-01"
     assert response.json()["errors"][0]["code"] == "webhook_not_found"
+
+
+def test_a_defect_is_a_500_in_the_envelope_with_a_catalogued_code(
+        client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never bad input, but if the simulator fails the client still gets the envelope, with
+    ``internal_error`` from the catalogue (so from the OpenAPI document), and no traceback."""
+    def broken(request: Request) -> None:
+        raise RuntimeError("a defect")
+
+    monkeypatch.setattr(client.sim.api, "handle", broken)
+    answer = client.get("/api/v1/transactions")
+    assert answer.status_code == 500
+    error = answer.json()["errors"][0]
+    assert (error["type"], error["code"]) == ("api_error", "internal_error")
+    assert "Traceback" not in answer.text and "a defect" not in answer.text
+    document = client.get("/openapi.json").json()
+    assert "internal_error" in document["components"]["schemas"]["Error"]["properties"][
+        "code"]["enum"]
