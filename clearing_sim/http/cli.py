@@ -1,6 +1,6 @@
 """``clearing-sim serve``: the HTTP shim under uvicorn, on one event loop.
 
-Public names: ``serve``, ``load_world``.
+Public names: ``serve``, ``load_world``, ``load_world_or_exit``.
 
 A front door (STYLE.md): check the options (a bad one exits 2 with a message, never a
 traceback), build the application, bind the socket, print where it listens and the
@@ -36,10 +36,20 @@ from clearing_sim.sim.receivers import Arrival
 from clearing_sim.sim.world import Environment
 from clearing_sim.terminal import colour_wanted
 
-__all__ = ["load_world", "serve"]
+__all__ = ["load_world", "load_world_or_exit", "serve"]
 
 _TOKEN = re.compile(r"[\x21-\x7e]{8,256}")
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def load_world_or_exit(path: str) -> Scenario:
+    """``load_world`` for a command: its problems on stderr, ``file:line`` each, exit 2."""
+    try:
+        return load_world(path)
+    except ScenarioError as error:
+        for line in error.lines():
+            click.echo(line, err=True)
+        raise click.exceptions.Exit(2) from None
 
 
 def load_world(path: str) -> Scenario:
@@ -155,14 +165,7 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
       curl -s -X POST -H 'Authorization: Bearer devtoken1' \\
            -d '{"seconds": 3600}' localhost:8080/sim/v1/clock/advance
     """
-    world = None
-    if world_file is not None:
-        try:
-            world = load_world(world_file)
-        except ScenarioError as error:
-            for line in error.lines():
-                click.echo(line, err=True)
-            raise click.exceptions.Exit(2) from None
+    world = None if world_file is None else load_world_or_exit(world_file)
     existing = read_existing(journal_file)
     if existing is not None:  # a restart: what the command line leaves out, the journal says
         seed = existing.header.seed if seed is None else seed

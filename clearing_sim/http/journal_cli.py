@@ -162,15 +162,9 @@ def _world(world_file: str | None) -> tuple[str, str, Any] | None:
     """(name, sha256, parsed world) of a world file; exit 2 when it cannot be used."""
     if world_file is None:
         return None
-    from clearing_sim.http.cli import load_world
-    from clearing_sim.scenario.errors import ScenarioError
+    from clearing_sim.http.cli import load_world_or_exit
 
-    try:
-        parsed = load_world(world_file)
-    except ScenarioError as error:
-        for line in error.lines():
-            click.echo(line, err=True)
-        raise click.exceptions.Exit(2) from None
+    parsed = load_world_or_exit(world_file)
     path = Path(world_file)
     return path.name, hashlib.sha256(path.read_bytes()).hexdigest(), parsed
 

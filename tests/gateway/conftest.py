@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from clearing_sim.conformance.cli import conformance
 from clearing_sim.tls import CertBundle, write_bundle
 
 
@@ -59,3 +63,13 @@ def serve() -> Iterator[type[Served]]:
     yield Tracked
     for served in started:
         served.stop()
+
+
+def run_kit(base_url: str, *extra: str) -> tuple[int, dict[str, Any]]:
+    """``clearing-sim conformance issuer --json`` against ``base_url`` (with its provider
+    states): the exit code (0 or 1, a verdict) and the JSON report."""
+    result = CliRunner().invoke(conformance, [
+        "issuer", "--api-base-url", base_url, "--patience-ms", "200",
+        "--provider-states-url", base_url + "/_pact/provider-states", "--json", *extra])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.output)

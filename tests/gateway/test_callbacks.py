@@ -7,7 +7,6 @@ Spec, Issuer-side contract: the issuer sends signed status webhooks to its decla
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -21,6 +20,7 @@ from clearing_sim.gateway.callbacks import CallbackReceiver
 from clearing_sim.gateway.client import CallbackQueue
 from clearing_sim.gateway.serving import ServerTls
 from clearing_sim.tls import CertBundle, client_context
+from tests.gateway.conftest import run_kit
 
 from .conftest import Served
 
@@ -71,14 +71,6 @@ def test_plain_http_to_the_https_receiver_is_refused(certs: CertBundle) -> None:
     assert queue.take() == []
 
 
-def _kit(base_url: str, *extra: str) -> tuple[int, dict[str, Any]]:
-    result = CliRunner().invoke(conformance, [
-        "issuer", "--api-base-url", base_url, "--patience-ms", "200",
-        "--provider-states-url", base_url + "/_pact/provider-states", "--json", *extra])
-    assert result.exit_code in (0, 1), result.output
-    return result.exit_code, json.loads(result.output)
-
-
 def _https_callbacks(certs: CertBundle) -> list[str]:
     return ["--callback-tls-cert", str(certs.webhook_cert),
             "--callback-tls-key", str(certs.webhook_key)]
@@ -87,7 +79,7 @@ def _https_callbacks(certs: CertBundle) -> list[str]:
 def test_the_kit_takes_signed_status_webhooks_over_https_from_the_reference_gateway(
         serve: type[Served], certs: CertBundle) -> None:
     gateway = serve("--webhook-ca", str(certs.ca_cert))
-    code, report = _kit(gateway.base_url, *_https_callbacks(certs))
+    code, report = run_kit(gateway.base_url, *_https_callbacks(certs))
     assert code == 0, report
     assert any(n.startswith("status webhooks to https://127.0.0.1:") for n in report["notes"])
     signatures = next(c for c in report["checks"] if c["id"] == "callback_signatures")
@@ -101,7 +93,7 @@ def test_a_gateway_that_does_not_trust_the_receivers_ca_delivers_nothing(
     """Without --webhook-ca the reference gateway checks the receiver against the system
     store: every handshake fails, no callback arrives, and the report says why."""
     gateway = serve()
-    code, report = _kit(gateway.base_url, *_https_callbacks(certs))
+    code, report = run_kit(gateway.base_url, *_https_callbacks(certs))
     assert code == 1
     failed = {c["id"] for c in report["checks"] if c["verdict"] == "fail"}
     assert failed == {"callback_signatures"}, report

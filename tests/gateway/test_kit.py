@@ -26,19 +26,12 @@ from clearing_sim.gateway.reference import (
 )
 from clearing_sim.gateway.serving import ServerThread
 from clearing_sim.tls import CertBundle
+from tests.gateway.conftest import run_kit
 
 from .conftest import Served
 
 SCENARIOS = {"happy_path_burn", "happy_path_mint", "rejection_unwinds", "silence_parks",
              "idempotent_replay", "callback_signatures"}
-
-
-def _kit(base_url: str, *extra: str) -> tuple[int, dict[str, Any]]:
-    result = CliRunner().invoke(conformance, [
-        "issuer", "--api-base-url", base_url, "--patience-ms", "200",
-        "--provider-states-url", base_url + "/_pact/provider-states", "--json", *extra])
-    assert result.exit_code in (0, 1), result.output
-    return result.exit_code, json.loads(result.output)
 
 
 def _failed(report: dict[str, Any]) -> set[str]:
@@ -57,7 +50,7 @@ def test_every_mandatory_scenario_passes_over_mtls_with_an_oauth_token(
                     "--oauth-client-secret", "s3cret")
     assert gateway.base_url.startswith("https://127.0.0.1:")
     junit, page = tmp_path / "kit.xml", tmp_path / "kit.html"
-    code, report = _kit(gateway.base_url, *_mtls(certs), "--token-url",
+    code, report = run_kit(gateway.base_url, *_mtls(certs), "--token-url",
                         gateway.base_url + "/oauth/token", "--client-id", "svc",
                         "--client-secret", "s3cret", "--junit", str(junit),
                         "--html", str(page))
@@ -76,7 +69,7 @@ def test_every_mandatory_scenario_passes_over_mtls_with_an_oauth_token(
 
 def test_mode_2_with_a_static_bearer_token_passes(serve: type[Served]) -> None:
     gateway = serve("--mode", "2", "--bearer", "t0ken")
-    code, report = _kit(gateway.base_url, "--mode", "2", "--bearer", "t0ken")
+    code, report = run_kit(gateway.base_url, "--mode", "2", "--bearer", "t0ken")
     assert code == 0, _failed(report)
 
 
@@ -98,7 +91,7 @@ def test_each_defect_fails_exactly_the_scenarios_that_catch_it(
         defect: Defect, threads: dict[tuple[Defect, str], str]) -> None:
     info = DEFECTS[defect]
     mode = info.modes[-1]
-    code, report = _kit(threads[(defect, mode)], "--mode", mode[-1])
+    code, report = run_kit(threads[(defect, mode)], "--mode", mode[-1])
     assert code == 1
     assert _failed(report) == set(info.catches), report
 

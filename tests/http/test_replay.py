@@ -18,6 +18,7 @@ from tests.http.conftest import (
     OP,
     TOKEN,
     Client,
+    Party,
     Receiver,
     add,
     issuer_body,
@@ -200,19 +201,30 @@ def test_checkpoint_errors(tmp_path: Path) -> None:
     client.close()
 
 
+REAL = {"deliver_webhooks": True, "allow_private_webhook_urls": True}
+
+
+def delivering(path: Path, receiver: Receiver, events: list[str]
+               ) -> tuple[Client, Party, dict[str, str]]:
+    """A journaled shim delivering webhooks for real: an issuer, a member subscribed to
+    ``events`` at ``receiver``; the client, the member and the issuer's asset."""
+    client, _ = journaled(path, **REAL)
+    issuer, member = add(client, issuer_body()), add(client, member_body())
+    assert issuer.asset is not None
+    hooked = client.post("/api/v1/webhooks", headers=member.auth,
+                         json={"url": receiver.url, "events": events})
+    assert hooked.status_code == 201, hooked.text
+    return client, member, issuer.asset
+
+
 def test_real_webhook_outcomes_are_replayed_as_data_without_calling_receivers(
         tmp_path: Path, receiver: Receiver) -> None:
     """--deliver-webhooks: each real attempt's outcome is journaled; replay feeds it in."""
     path = tmp_path / "j.jsonl"
-    real = {"deliver_webhooks": True, "allow_private_webhook_urls": True}
-    client, _ = journaled(path, **real)
-    issuer, member = add(client, issuer_body()), add(client, member_body())
-    assert issuer.asset is not None
-    hooked = client.post("/api/v1/webhooks", headers=member.auth, json={
-        "url": receiver.url, "events": ["transaction.received", "transaction.settled"]})
-    assert hooked.status_code == 201, hooked.text
+    client, member, asset = delivering(path, receiver,
+                                       ["transaction.received", "transaction.settled"])
     receiver.status = 503  # the first attempts fail, the retries (after 60 s) succeed
-    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(issuer.asset))
+    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(asset))
     client.advance(30)
     receiver.status = 200
     client.advance(3600)
@@ -220,7 +232,7 @@ def test_real_webhook_outcomes_are_replayed_as_data_without_calling_receivers(
     client.close()
     outcomes = [e["outcomes"] for _, e in read_journal(path).entries if e["k"] == "deliveries"]
     assert [[503, None]] in outcomes and [[200, None]] in outcomes
-    again, _ = journaled(path, **real)
+    again, _ = journaled(path, **REAL)
     assert digest(again) == before
     assert len(receiver.received) == sent  # nobody was called again
     again.close()
@@ -229,19 +241,14 @@ def test_real_webhook_outcomes_are_replayed_as_data_without_calling_receivers(
 def test_a_batch_without_journaled_outcomes_is_answered_504_at_restart(
         tmp_path: Path, receiver: Receiver) -> None:
     path = tmp_path / "j.jsonl"
-    real = {"deliver_webhooks": True, "allow_private_webhook_urls": True}
-    client, _ = journaled(path, **real)
-    issuer, member = add(client, issuer_body()), add(client, member_body())
-    assert issuer.asset is not None
-    client.post("/api/v1/webhooks", headers=member.auth, json={
-        "url": receiver.url, "events": ["transaction.received"]})
-    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(issuer.asset))
+    client, member, asset = delivering(path, receiver, ["transaction.received"])
+    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(asset))
     client.advance(1)
     client.close()
     lines = path.read_bytes().splitlines(keepends=True)
     cut = max(i for i, line in enumerate(lines) if b'"k":"deliveries"' in line)
     path.write_bytes(b"".join(lines[:cut]))  # the server died while the receiver answered
-    again, said = journaled(path, **real)
+    again, said = journaled(path, **REAL)
     assert any("answered 504" in line for line in said)
     last = read_journal(path).entries[-1][1]
     assert last["k"] == "deliveries" and last["outcomes"][0][0] == 504
