@@ -4,8 +4,8 @@ open transaction when ``actions.cancel.allowed``; after settlement any cancellat
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
-import attrs
 import pytest
 
 from clearing_sim.domain.fees import FeeSchedule, quote
@@ -105,9 +105,10 @@ def test_state_pairs_status_and_parked() -> None:
 def test_legs_and_issuer_ids() -> None:
     mint = LegTerms("mint", ParticipantId("8b19115b-a4cf-447d-8025-a153b10b360c"),
                     SettlementMode.MODE_3, 4)
-    tx = attrs.evolve(make_tx(), use_case=UseCase.SWAP, legs=(*make_tx().legs, mint))
+    tx = make_tx().replace(use_case=UseCase.SWAP, legs=(*make_tx().legs, mint))
     assert tx.leg("mint") == mint
-    assert tx.leg("burn") is not None and tx.leg("burn").issuer_id == ISSUER.participant_id
+    burn = tx.leg("burn")
+    assert burn is not None and burn.issuer_id == ISSUER.participant_id
     assert tx.issuer_ids == (ISSUER.participant_id, mint.issuer_id)
     assert make_tx().leg("mint") is None
 
@@ -123,8 +124,21 @@ def test_enums_hold_the_spec_values_seen() -> None:
 def test_replace_changes_the_named_fields_only_and_refuses_an_unknown_name() -> None:
     """``Transaction.replace`` is ``attrs.evolve`` (the book's update at each saga step)."""
     tx = make_tx()
-    changes = {"parked": True, "updated_at_ms": 99, "reason_code": "x"}
-    assert tx.replace(**changes) == attrs.evolve(tx, **changes)
+    changes: dict[str, Any] = {"parked": True, "updated_at_ms": 99, "reason_code": "x"}
+    new = tx.replace(**changes)
+    assert type(new) is Transaction
+    assert new == tx._replace(**changes)
+    assert {name: getattr(new, name) for name in changes} == changes
+    assert all(getattr(new, name) is getattr(tx, name)
+               for name in Transaction._fields if name not in changes)
     assert tx.replace() == tx
     with pytest.raises(TypeError):
         tx.replace(no_such_field=1)
+
+
+def test_a_transaction_cannot_be_changed_in_place() -> None:
+    """The book is the one place a transaction changes: by a new value, never in place."""
+    tx = make_tx()
+    with pytest.raises(AttributeError):
+        tx.parked = True  # type: ignore[misc]
+    assert tx.parked is False
