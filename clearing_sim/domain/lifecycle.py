@@ -1,7 +1,7 @@
 """The public lifecycle: statuses, public event types and the transition table, as data.
 
 Public names: ``LifecycleStatus``, ``EventType``, ``Trigger``, ``Transition``, ``TRANSITIONS``,
-``transition``, ``is_terminal``.
+``transition``, ``transition_from``, ``is_terminal``, ``TERMINAL_STATUSES``.
 
 ``TRANSITIONS`` is the spec's "States and transitions" table, row for row, plus three rows
 of ours (``UNWIND_FAILED``, ``LOCK_REFUSED``, ``EARMARK_REFUSED``; see
@@ -16,8 +16,8 @@ from enum import StrEnum
 
 from attrs import frozen
 
-__all__ = ["TRANSITIONS", "EventType", "LifecycleStatus", "State", "Transition", "Trigger",
-           "is_terminal", "transition"]
+__all__ = ["TERMINAL_STATUSES", "TRANSITIONS", "EventType", "LifecycleStatus", "State",
+           "Transition", "Trigger", "is_terminal", "transition", "transition_from"]
 
 
 class LifecycleStatus(StrEnum):
@@ -90,17 +90,27 @@ TRANSITIONS: tuple[Transition, ...] = (
     Transition(_IN_FLIGHT, Trigger.EARMARK_REFUSED, State(_S.FAILED), EventType.FAILED),
 )
 
-_TABLE: dict[tuple[State, Trigger], Transition] = {(t.source, t.trigger): t for t in TRANSITIONS}
+#: The table keyed by the source's plain parts: a tuple of enum members and a bool hashes in C,
+#: a ``State`` through attrs' Python-level ``__hash__`` (the book looks up a row per change).
+_TABLE: dict[tuple[LifecycleStatus | None, bool, Trigger], Transition] = {
+    (t.source.status, t.source.parked, t.trigger): t for t in TRANSITIONS}
 
 
 def transition(state: State, trigger: Trigger) -> Transition | None:
     """The row for ``trigger`` from ``state``, or None when the table has none."""
-    return _TABLE.get((state, trigger))
+    return _TABLE.get((state.status, state.parked, trigger))
 
 
-_TERMINAL = (_S.SETTLED, _S.CANCELLED, _S.FAILED)
+def transition_from(status: LifecycleStatus | None, parked: bool,
+                    trigger: Trigger) -> Transition | None:
+    """``transition`` from the state's two parts, without building the ``State``."""
+    return _TABLE.get((status, parked, trigger))
+
+
+#: Settled, cancelled and failed (parked or not) do not change without an operator.
+TERMINAL_STATUSES = (_S.SETTLED, _S.CANCELLED, _S.FAILED)
 
 
 def is_terminal(status: LifecycleStatus) -> bool:
     """Settled, cancelled and failed (parked or not) do not change without an operator."""
-    return status in _TERMINAL
+    return status in TERMINAL_STATUSES

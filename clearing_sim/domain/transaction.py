@@ -23,7 +23,7 @@ from attrs import frozen
 
 from clearing_sim.domain.fees import Quote
 from clearing_sim.domain.ids import CommandId, ParticipantId, TransactionId
-from clearing_sim.domain.lifecycle import LifecycleStatus, State, is_terminal
+from clearing_sim.domain.lifecycle import TERMINAL_STATUSES, LifecycleStatus, State
 from clearing_sim.domain.money import Money
 from clearing_sim.domain.parties import Party
 from clearing_sim.domain.profile import SettlementMode
@@ -111,7 +111,8 @@ class Transaction(NamedTuple):
 
     @property
     def terminal(self) -> bool:
-        return is_terminal(self.lifecycle_status)
+        """``lifecycle.is_terminal`` of the status (read at every change of the book)."""
+        return self.lifecycle_status in TERMINAL_STATUSES
 
     def leg(self, name: str) -> LegTerms | None:
         return next((leg for leg in self.legs if leg.leg == name), None)

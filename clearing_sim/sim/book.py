@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from clearing_sim.domain.lifecycle import EventType, LifecycleStatus, Trigger, transition
+from clearing_sim.domain.lifecycle import EventType, LifecycleStatus, Trigger, transition_from
 from clearing_sim.domain.saga import Saga, Step, StepName, StepStatus
 from clearing_sim.domain.transaction import Transaction
 
@@ -88,7 +88,7 @@ class TransactionBook:
     def apply(self, transaction_id: str, trigger: Trigger, now_ms: int,
               **changes: Any) -> Transaction:
         old = self._by_id[transaction_id]
-        row = transition(old.state, trigger)
+        row = transition_from(old.lifecycle_status, old.parked, trigger)
         assert row is not None, f"no transition {old.state} --{trigger}--> for {transaction_id}"
         assert row.target.status is not None
         new = old.replace(lifecycle_status=row.target.status, parked=row.target.parked,

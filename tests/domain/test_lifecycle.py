@@ -13,6 +13,7 @@ from clearing_sim.domain.lifecycle import (
     Trigger,
     is_terminal,
     transition,
+    transition_from,
 )
 
 S = LifecycleStatus
@@ -104,6 +105,16 @@ def test_only_the_operator_fix_leaves_parked() -> None:
 def test_transition_returns_none_for_moves_not_in_the_table(
         state: State, trigger: Trigger) -> None:
     assert transition(state, trigger) is None
+
+
+@pytest.mark.parametrize("state", [NONE, RECEIVED, IN_FLIGHT, SETTLED, CANCELLED, FAILED, PARKED],
+                         ids=str)
+def test_transition_from_the_parts_is_the_tables_row(state: State) -> None:
+    """The book's lookup (status, parked, trigger) answers the table's row, or None."""
+    for trigger in Trigger:
+        rows = [t for t in TRANSITIONS if t.source == state and t.trigger == trigger]
+        assert transition_from(state.status, state.parked, trigger) is transition(state, trigger)
+        assert transition(state, trigger) is (rows[0] if rows else None)
 
 
 @pytest.mark.parametrize(("status", "terminal"), [
