@@ -88,13 +88,14 @@ class Saga:
 
     def complete_current(self, now_ms: int) -> Saga:
         """Mark the current step done; the next step, if any, becomes current."""
-        assert self.current.status is StepStatus.CURRENT, self.current
-        steps = list(self.steps)
-        steps[self.current_index] = Step(self.current.name, StepStatus.DONE, now_ms)
         index = self.current_index
+        steps = list(self.steps)
+        current = steps[index]
+        assert current.status is StepStatus.CURRENT, current
+        steps[index] = Step(current.name, StepStatus.DONE, now_ms)
         if index + 1 < len(steps):
             index += 1
-            steps[index] = Step(steps[index].name, StepStatus.CURRENT)
+            steps[index] = _CURRENT[steps[index].name]
         return Saga(self.path, tuple(steps), index)
 
     def cancelled(self, now_ms: int) -> Saga:
@@ -116,7 +117,9 @@ class Saga:
         return Saga(self.path, tuple(steps), self.current_index)
 
 
-#: The full path from Lock on as it stands at initiation, Lock current and the rest pending:
-#: steps without a time, so every new saga shares these values.
-_LOCK_ON_AT_INITIATION = (Step(StepName.LOCK, StepStatus.CURRENT),
+#: Each step as it stands while current: no time yet, so every saga shares these values.
+_CURRENT = {name: Step(name, StepStatus.CURRENT) for name in StepName}
+
+#: The full path from Lock on as it stands at initiation, Lock current and the rest pending.
+_LOCK_ON_AT_INITIATION = (_CURRENT[StepName.LOCK],
                           *(Step(name, StepStatus.PENDING) for name in SagaPath.FULL.names[3:]))
