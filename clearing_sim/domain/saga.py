@@ -6,15 +6,18 @@ Full path: Received, Validated, Lock, Earmarked, Burning, Settled (6 steps). Can
 Received, Validated, Lock, Earmarked, Cancelled (5 steps, the last one ``cancelled``).
 
 ``Saga`` is a frozen value; each method returns the next value, stamping ``happened_at_ms`` on
-the steps it completes or cancels. ``current_index`` is 0-based (``saga.currentStepIndex`` on
+the steps it completes or cancels, and keeping every step it does not change (the same
+object: the book logs only the steps that are not). ``Saga`` and ``Step`` are typed tuples
+(``typing.NamedTuple``) like ``Transaction``, for the same reason: a new saga is made at
+every step, and a tuple is built and compared in C where a frozen attrs value sets each field
+through ``object.__setattr__``. ``current_index`` is 0-based (``saga.currentStepIndex`` on
 the wire); ``details.sagaStep.current`` is that index + 1 (see docs/semantics.md).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-
-from attrs import frozen
+from typing import NamedTuple
 
 __all__ = ["IRREVOCABLE_STEP", "Saga", "SagaPath", "Step", "StepName", "StepStatus"]
 
@@ -53,15 +56,13 @@ class SagaPath(StrEnum):
 IRREVOCABLE_STEP = StepName.BURNING
 
 
-@frozen
-class Step:
+class Step(NamedTuple):
     name: StepName
     status: StepStatus
     happened_at_ms: int | None = None
 
 
-@frozen
-class Saga:
+class Saga(NamedTuple):
     path: SagaPath
     steps: tuple[Step, ...]
     current_index: int
