@@ -29,9 +29,12 @@ class Participant:
     assets: list[Asset] = field(factory=list)  # issuers: the assets they issue
     issuing_account: str | None = None
     profiles: list[IssuerProfile] = field(factory=list)
+    #: the spec's Party of this participant, made once (its id, kind and name never change;
+    #: every initiation names three parties)
+    party: Party = field(init=False, repr=False, eq=False)
 
-    @property
-    def party(self) -> Party:
+    @party.default
+    def _party(self) -> Party:
         return Party(self.id, self.kind, self.name)
 
     @property
