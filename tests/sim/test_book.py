@@ -1,0 +1,97 @@
+"""The transaction book: every change logged (``saga.step`` for each step whose status or time
+changed, ``transaction.state`` for each move of the transition table, spec "States and
+transitions"), and the records' fields plain JSON strings."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from clearing_sim.domain.fees import FeeSchedule, quote
+from clearing_sim.domain.ids import CommandId, ParticipantId, TransactionId
+from clearing_sim.domain.lifecycle import LifecycleStatus, Trigger
+from clearing_sim.domain.money import GBP, Asset, Money
+from clearing_sim.domain.parties import ParticipantKind, Party
+from clearing_sim.domain.profile import SettlementMode
+from clearing_sim.domain.saga import Saga
+from clearing_sim.domain.transaction import (
+    ChainState,
+    FeeStatus,
+    LegTerms,
+    RtgsState,
+    Side,
+    Transaction,
+    UseCase,
+)
+from clearing_sim.sim.book import TransactionBook
+from clearing_sim.sim.eventlog import EventLog
+
+MEMBER = Party(ParticipantId("m"), ParticipantKind.CLEARING_MEMBER, "Northbank")
+ISSUER = Party(ParticipantId("i"), ParticipantKind.STABLECOIN_ISSUER, "Ether Pound")
+GBPE = Asset("GBPE", "0xETHERISSUER", 2, "GBP")
+
+
+def _opened() -> tuple[TransactionBook, EventLog, Transaction]:
+    log = EventLog(lambda: 0)
+    book = TransactionBook(log)
+    tx = Transaction(
+        id=TransactionId("t1"), payment_reference="INV-1", use_case=UseCase.REDEEM,
+        initiator_id=MEMBER.participant_id, command_id=CommandId("c1"),
+        lifecycle_status=LifecycleStatus.RECEIVED, parked=False, initiated_at_ms=0,
+        updated_at_ms=0, source=Side(Money(GBPE, Decimal("10.00")), MEMBER),
+        target=Side(Money(GBP, Decimal("10.00")), MEMBER), chain=ChainState.NONE,
+        rtgs=RtgsState.NONE, saga=Saga.initiated(0), quote=quote(Decimal("10.00"),
+                                                                 FeeSchedule()),
+        fee_status=FeeStatus.PENDING, creditor=MEMBER, debtor=ISSUER,
+        legs=(LegTerms("burn", ISSUER.participant_id, SettlementMode.MODE_2, 1),))
+    book.open(tx)
+    return book, log, tx
+
+
+def _steps(log: EventLog) -> list[tuple[int, str, str]]:
+    return [(r["index"], r["name"], r["status"]) for r in log.select("saga.step")]  # type: ignore[misc]
+
+
+def test_open_logs_every_step_and_the_received_event() -> None:
+    _, log, _ = _opened()
+    assert _steps(log) == [(0, "Received", "done"), (1, "Validated", "done"),
+                           (2, "Lock", "current"), (3, "Earmarked", "pending"),
+                           (4, "Burning", "pending"), (5, "Settled", "pending")]
+    (state,) = log.select("transaction.state")
+    assert state.fields == {"transactionId": "t1", "paymentReference": "INV-1",
+                            "lifecycleStatus": "received", "parked": False,
+                            "terminal": False, "event": "transaction.received",
+                            "trigger": "initiated", "reason": None}
+
+
+def test_a_step_update_logs_only_the_steps_it_changed() -> None:
+    book, log, tx = _opened()
+    book.apply(tx.id, Trigger.VALIDATED, 5)
+    book.update(tx.id, 7, saga=tx.saga.complete_current(7), chain=ChainState.LOCKED)
+    assert _steps(log)[6:] == [(2, "Lock", "done"), (3, "Earmarked", "current")]
+    assert book[tx.id].updated_at_ms == 7 and book[tx.id].chain is ChainState.LOCKED
+    book.update(tx.id, 8, rtgs=RtgsState.EARMARKED)  # no saga change: no saga.step
+    assert len(_steps(log)) == 8
+
+
+def test_apply_logs_the_tables_event_as_plain_strings() -> None:
+    book, log, tx = _opened()
+    book.apply(tx.id, Trigger.VALIDATED, 5)
+    new = book.apply(tx.id, Trigger.CANCEL, 9, saga=tx.saga.cancelled(9),
+                     reason_code="operator_cancelled")
+    assert new.terminal and new.lifecycle_status is LifecycleStatus.CANCELLED
+    last = list(log.select("transaction.state"))[-1]
+    assert (last["event"], last["lifecycleStatus"], last["trigger"], last["terminal"]) == \
+        ("transaction.cancelled", "cancelled", "cancel", True)
+    assert all(type(v) is str for v in (last["event"], last["lifecycleStatus"], last["trigger"]))
+    assert all(type(r["name"]) is str and type(r["status"]) is str
+               for r in log.select("saga.step"))
+    assert _steps(log)[6:] == [(2, "Lock", "cancelled"), (3, "Earmarked", "cancelled"),
+                               (4, "Cancelled", "cancelled")]
+
+
+def test_a_move_the_table_does_not_have_stops_the_run() -> None:
+    book, _, tx = _opened()
+    with pytest.raises(AssertionError, match="no transition"):
+        book.apply(tx.id, Trigger.PROOF_COMPLETE, 5)
