@@ -413,7 +413,10 @@ class Saga:
             return LegOutcome.SILENCE
         deadline = env.timeout(remaining)
         while True:
-            waits: list[simpy.Event] = [deadline]
+            # a poll due before the deadline is always processed first: the deadline need
+            # not watch this round (it would be one more call, for nothing, when it fires)
+            early = poll_ms is not None and poll_ms < remaining
+            waits: list[simpy.Event] = [] if early else [deadline]
             if prompted:
                 waits.append(inbox.prompt(instruction_id))
             if poll_ms is not None:
