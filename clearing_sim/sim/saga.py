@@ -236,8 +236,14 @@ class Saga:
 
     def _burning(self, command_id: CommandId) -> Proc:
         """Each leg in the saga's order (``plan``), each phase by its own step; the first
-        outcome that is not DONE stops the saga."""
+        outcome that is not DONE stops the saga. A finished leg's chain state is written
+        before the next leg starts, the last one with the step's completion (one change at
+        the same instant)."""
+        chain: ChainState | None = None
         for phase, terms in plan(self.tx.legs):
+            if chain is not None:
+                self._update(chain=chain)
+                chain = None
             if terms.leg in self.done_legs or (phase is Phase.PREPARE
                                                and terms.leg in self.approved):
                 continue
@@ -252,17 +258,19 @@ class Saga:
                 yield from self._stop(terms, outcome)
                 return
             if phase is not Phase.PREPARE:
-                self._leg_done(terms)
-        self._step_done()
+                chain = self._leg_done(terms)
+        self._step_done(**({} if chain is None else {"chain": chain}))
         yield from self._settle()
 
-    def _leg_done(self, terms: LegTerms) -> None:
+    def _leg_done(self, terms: LegTerms) -> ChainState | None:
+        """Record the leg as done; the chain state it leaves (None: unchanged)."""
         self.done_legs.append(terms.leg)
         self.approved.pop(terms.leg, None)
         if "burn" not in self.done_legs:
-            return  # a Mode 3 mint before a Mode 2 burn: the source is still locked
-        swapped = len(self.done_legs) == len(self.tx.legs) and len(self.tx.legs) == 2
-        self._update(chain=ChainState.MINTED if swapped else ChainState.BURNED)
+            return None  # a Mode 3 mint before a Mode 2 burn: the source is still locked
+        legs = len(self.tx.legs)
+        swapped = len(self.done_legs) == legs == 2
+        return ChainState.MINTED if swapped else ChainState.BURNED
 
     def _settle(self) -> Proc:
         tx = self.tx
