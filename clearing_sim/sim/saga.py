@@ -50,7 +50,7 @@ from clearing_sim.domain.profile import FeedbackChannel, FiatLeg, IssuerProfile,
 from clearing_sim.domain.transaction import ChainState, FeeStatus, LegTerms, RtgsState, Transaction
 from clearing_sim.sim.gateway import Gateway
 from clearing_sim.sim.issuer import COMPENSATION_REASON, Snapshot
-from clearing_sim.sim.ledger import LedgerRefused
+from clearing_sim.sim.ledger import ChainLedger, LedgerRefused
 from clearing_sim.sim.rtgs import RtgsRefused
 from clearing_sim.sim.timers import first_of
 
@@ -112,6 +112,7 @@ class Saga:
         self.transferred = False  # Mode 3: the locked tokens sit in the issuer's wallet
         self.refunded = False  # Mode 3: the issuer refunded them to the member's wallet
         self.waiting_on: str | None = None  # the ledger or RTGS write in progress, if any
+        self._source: tuple[ChainLedger, str] | None = None
 
     @property
     def tx(self) -> Transaction:
@@ -175,7 +176,16 @@ class Saga:
         return self.world.transactions.apply(self.tx_id, trigger, self.world.now_ms, **changes)
 
     def _step_done(self, **changes: Any) -> None:
-        self._update(saga=self.tx.saga.complete_current(self.world.now_ms), **changes)
+        now_ms = self.world.now_ms
+        self.world.transactions.update(self.tx_id, now_ms,
+                                       saga=self.tx.saga.complete_current(now_ms), **changes)
+
+    def _source_wallet(self) -> tuple[ChainLedger, str]:
+        """The sender's ledger and wallet (fixed for the transaction: its first leg's captured
+        profile and the initiator's wallet on that ledger, opened by the first ask)."""
+        if self._source is None:
+            self._source = self.world.source_wallet(self.tx)
+        return self._source
 
     def _note(self, event: NormalisedEvent, **fields: Any) -> None:
         self.world.log.append("saga.event", transactionId=self.tx_id, event=event.value,
@@ -202,7 +212,7 @@ class Saga:
 
     def _lock(self) -> Proc:
         tx = self.tx
-        ledger, account = self.world.source_wallet(tx)
+        ledger, account = self._source_wallet()
         self.waiting_on = "lock"
         try:
             yield from ledger.lock(tx.id, account, tx.source.amount)
@@ -223,7 +233,7 @@ class Saga:
                                                tx.quote.debit_amount)
         except RtgsRefused:
             self.waiting_on = None
-            ledger, _ = self.world.source_wallet(tx)
+            ledger, _ = self._source_wallet()
             yield from ledger.return_to_sender(tx.id)
             self._apply(Trigger.EARMARK_REFUSED, reason_code="earmark_refused",
                         chain=ChainState.RETURNED_TO_SENDER, fee_status=FeeStatus.WAIVED,
@@ -278,8 +288,10 @@ class Saga:
             is FiatLeg.ISSUER_SETTLES_RTGS else "operator"
         yield from self.world.rtgs.settle(tx.id, tx.creditor.participant_id,
                                           tx.quote.platform_fee_amount, settled_by)
-        self._apply(Trigger.PROOF_COMPLETE, rtgs=RtgsState.SETTLED, fee_status=FeeStatus.COLLECTED,
-                    saga=self.tx.saga.complete_current(self.world.now_ms))
+        now_ms = self.world.now_ms
+        self.world.transactions.apply(self.tx_id, Trigger.PROOF_COMPLETE, now_ms,
+                                      rtgs=RtgsState.SETTLED, fee_status=FeeStatus.COLLECTED,
+                                      saga=self.tx.saga.complete_current(now_ms))
 
     # one leg ----------------------------------------------------------------------------
     def _leg(self, phase: Phase, terms: LegTerms, command_id: CommandId) -> Proc:
@@ -347,7 +359,7 @@ class Saga:
         """Mode 1: the operator co-signs the burn or mint on the issuer's account."""
         tx = self.tx
         if terms.leg == "burn":
-            ledger, _ = self.world.source_wallet(tx)
+            ledger, _ = self._source_wallet()
             receipt = yield from ledger.burn_locked(tx.id)
             self._note(NormalisedEvent.BURNED, txHash=receipt.tx_hash)
         else:
@@ -360,7 +372,7 @@ class Saga:
         tx = self.tx
         if self.transferred:
             return True
-        ledger, account = self.world.source_wallet(tx)
+        ledger, account = self._source_wallet()
         if self.refunded:  # the tokens came back to the member: lock them again first
             try:
                 yield from ledger.lock(tx.id, account, tx.source.amount)
@@ -379,13 +391,13 @@ class Saga:
         body = {"idempotencyKey": instruction_idempotency_key(command_id, terms.leg),
                 "reference": instruction_reference(tx.id)}
         if terms.leg == "burn":
-            _, wallet = self.world.source_wallet(tx)
+            _, wallet = self._source_wallet()
             if terms.mode is SettlementMode.MODE_3:
                 wallet = gateway.treasury_for(tx.initiator_id, profile.custody_model)
             body.update(sourceWalletId=wallet, amount=tx.source.amount.wire_amount(),
                         assetCode=tx.source.amount.asset.code)
         else:
-            _, source = self.world.source_wallet(tx)
+            _, source = self._source_wallet()
             _, target = self.world.target_wallet(tx)
             body.update(sourceWalletId=source, targetWalletId=target,
                         amount=tx.target.amount.wire_amount(),
@@ -512,7 +524,7 @@ class Saga:
             if not (yield from self._refund(burn, "instruction_rejected")):
                 return False
         else:
-            ledger, _ = self.world.source_wallet(tx)
+            ledger, _ = self._source_wallet()
             yield from ledger.return_to_sender(self.tx_id)
         self._update(chain=ChainState.RETURNED_TO_SENDER)
         yield from self.world.rtgs.release(self.tx_id)
@@ -525,7 +537,7 @@ class Saga:
         value is back in the member's wallet."""
         tx = self.tx
         gateway = self.world.issuers[terms.issuer_id]
-        _, member_wallet = self.world.source_wallet(tx)
+        _, member_wallet = self._source_wallet()
         treasury = gateway.treasury_for(tx.initiator_id, self.world.profile_of(terms).custody_model)
         result = yield from gateway.refund(tx.id, reason, member_wallet, treasury,
                                            tx.source.amount)
