@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from clearing_sim.domain.lifecycle import EventType, LifecycleStatus, Trigger, transition_from
-from clearing_sim.domain.saga import Saga, Step, StepName, StepStatus
+from clearing_sim.domain.saga import Saga, StepName, StepStatus
 from clearing_sim.domain.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -111,12 +111,9 @@ class TransactionBook:
         (a saga step update rebuilds only the steps it changes: the rest are the same
         objects, passed over without comparing them; the paths differ in length)."""
         old_steps = old.steps if old is not None else ()
-        for i, (before, step) in enumerate(zip(old_steps, new.steps, strict=False)):
-            if before is not step and before != step:
-                self._log_step(transaction_id, i, step)
-        for i in range(len(old_steps), len(new.steps)):
-            self._log_step(transaction_id, i, new.steps[i])
-
-    def _log_step(self, transaction_id: str, index: int, step: Step) -> None:
-        self._log.append("saga.step", transactionId=transaction_id, index=index,
-                         name=_TEXT[step.name], status=_TEXT[step.status])
+        for index, step in enumerate(new.steps):
+            before = old_steps[index] if index < len(old_steps) else None
+            if before is step or before == step:
+                continue
+            self._log.append("saga.step", transactionId=transaction_id, index=index,
+                             name=_TEXT[step.name], status=_TEXT[step.status])
