@@ -110,7 +110,8 @@ def mib(n: float) -> str:
 
 def report(label: str, r: dict[str, Any]) -> str:
     sizes = ", ".join(f"{name} {mib(size)}" for name, size in r["sizes"].items())
-    return (f"  {label:<8} {r['cpu']:7.2f} s CPU ({r['wall']:6.2f} s wall)   peak RSS {mib(r['peak']):>9}"
+    return (f"  {label:<8} {r['cpu']:7.2f} s CPU ({r['wall']:6.2f} s wall)"
+            f"   peak RSS {mib(r['peak']):>9}"
             f"   (imports {mib(r['floor'])}, building +{mib(r['peak'] - r['floor'])})"
             f"   frames: {sizes}")
 

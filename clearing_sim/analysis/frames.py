@@ -33,7 +33,7 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped]
 from attrs import frozen
 
-from clearing_sim.analysis.columns import Column, column_for
+from clearing_sim.analysis.columns import Table
 from clearing_sim.domain.timefmt import parse_iso
 from clearing_sim.sim.eventlog import EventLog, Record
 
@@ -87,56 +87,23 @@ _STATUS_COLUMN = {"PENDING_APPROVAL": "pending_approval_ms", "APPROVED": "approv
 _PARK_NOTES = ("ParkedOnSilence", "InstructionFailed", "InstructionRejected")
 
 
-#: The ``str`` columns whose rows mostly hold a value of their own (ids, amounts): kept as
-#: ``Texts``; the others repeat a few values (statuses, names) and are kept as ``Words``.
-_DISTINCT = {"transactions": ("transaction_id", "payment_reference", "amount"),
-             "saga_steps": ("transaction_id",), "instructions": ("instruction_id",
-                                                                 "transaction_id"),
-             "deliveries": ("event_id", "transaction_id"), "attempts": ("event_id",)}
 #: Timestamp columns, computed from the ``*_ms`` column they render (epoch + ms).
 _RENDERED = {"initiated_at": "initiated_ms", "terminal_at": "terminal_ms"}
 
 
-class _Table:
-    """Rows kept as compact columns (``columns.py``), addressed by a key; cheap for millions
-    of rows."""
+def _table(name: str, defaults: dict[str, Any] | None = None) -> Table:
+    return Table([(c, t) for c, t in SCHEMAS[name] if c not in _RENDERED], defaults)
 
-    def __init__(self, name: str) -> None:
-        distinct = _DISTINCT.get(name, ())
-        self.name = name
-        self.columns: dict[str, Column] = {c: column_for(t, c in distinct)
-                                           for c, t in SCHEMAS[name] if c not in _RENDERED}
-        self.defaults: dict[str, Any] = {}
-        self.index: dict[Any, int] = {}
-        self.size = 0
 
-    def add(self, key: Any = None, **values: Any) -> int:
-        row = self.size
-        for name, column in self.columns.items():
-            column.append(values.get(name, self.defaults.get(name)))
-        if key is not None:
-            self.index[key] = row
-        self.size += 1
-        return row
-
-    def set(self, row: int, **values: Any) -> None:
-        for name, value in values.items():
-            self.columns[name][row] = value
-
-    def get(self, row: int, name: str) -> Any:
-        return self.columns[name][row]
-
-    def frame(self, epoch_ms: int) -> pd.DataFrame:
-        """The frame of the table's rows; each column is emptied once its Series exists, so
-        a long run's rows are not held twice."""
-        data: dict[str, pd.Series] = {}
-        for column, dtype in SCHEMAS[self.name]:
-            if column in _RENDERED:
-                ms = data[_RENDERED[column]].astype("Int64") + epoch_ms
-                data[column] = pd.to_datetime(ms, unit="ms", utc=True).astype(dtype)
-            else:
-                data[column] = self.columns.pop(column).series(dtype)
-        return pd.DataFrame(data, copy=False)
+def _frame(name: str, table: Table, epoch_ms: int) -> pd.DataFrame:
+    """The frame of a table's rows, its columns in ``SCHEMAS`` order."""
+    data = table.columns()
+    for column, source in _RENDERED.items():
+        if column in dict(SCHEMAS[name]):
+            ms = data[source].astype("Int64") + epoch_ms
+            data[column] = pd.to_datetime(ms, unit="ms", utc=True).astype(
+                dict(SCHEMAS[name])[column])
+    return pd.DataFrame({column: data.pop(column) for column, _ in SCHEMAS[name]}, copy=False)
 
 
 @frozen
@@ -181,12 +148,12 @@ class _Builder:
         self.wanted = tuple(wanted)
         unknown = [name for name in self.wanted if name not in SCHEMAS]
         assert not unknown, f"unknown frames {unknown}; expected some of {FRAME_NAMES}"
-        self.tables = {name: _Table(name) for name in SCHEMAS}
-        self.tables["transactions"].defaults.update(terminal=False, parked=False,
-                                                    cancelled=False, ever_parked=False)
-        self.tables["instructions"].defaults.update(silent=False, expired=False)
-        self.tables["deliveries"].defaults.update(attempts=0, outcome="pending", arrivals=0,
-                                                  duplicates=0)
+        defaults: dict[str, dict[str, Any]] = {
+            "transactions": dict(terminal=False, parked=False, cancelled=False,
+                                 ever_parked=False),
+            "instructions": dict(silent=False, expired=False),
+            "deliveries": dict(attempts=0, outcome="pending", arrivals=0, duplicates=0)}
+        self.tables = {name: _table(name, defaults.get(name)) for name in SCHEMAS}
         self.epoch_ms = 0
         self.names: dict[str, str] = {}  # participant id → participantName
         self.modes: dict[str, int] = {}  # issuer id → mode of its latest profile
@@ -226,16 +193,15 @@ class _Builder:
 
     def build(self) -> Frames:
         subs = self.tables["subscriptions"]
-        for row in range(subs.size):
+        for row in subs.rows():
             disabled, failing = subs.get(row, "disabled_ms"), subs.get(row, "failing_since_ms")
             subs.set(row, subscription=self.subscription_names.get(
                 subs.get(row, "subscription_id")), time_to_disable_h=None
                 if disabled is None or failing is None else (disabled - failing) / 3_600_000)
         self.legs.clear()  # what only the reading needed, before the frames are made
         self.last_note.clear()
-        for table in self.tables.values():
-            table.index.clear()
-        return Frames({name: self.tables[name].frame(self.epoch_ms) for name in self.wanted})
+        return Frames({name: _frame(name, self.tables[name], self.epoch_ms)
+                       for name in self.wanted})
 
     # who is who ---------------------------------------------------------------------------
     def _world(self, at_ms: int, f: Mapping[str, Any]) -> None:
@@ -301,7 +267,7 @@ class _Builder:
                            park_mode=self.modes.get(issuer) if issuer else None)
         tx.set(row, **changes)
         if f["terminal"] and not f["parked"]:  # final: nothing can change it any more
-            del tx.index[tid]
+            tx.close(tid)
             self.legs.pop(tid, None)
             self.last_note.pop(tid, None)
 
@@ -425,20 +391,20 @@ def frames_from_log(log: EventLog | Iterable[Record],
 _CHUNK = 1 << 20
 
 
-def _marked_lines(path: str | Path, marker: re.Pattern[str]) -> Iterator[tuple[str, str]]:
+def _marked_lines(path: str | Path, marker: re.Pattern[bytes]) -> Iterator[tuple[bytes, bytes]]:
     """(line, the marker's first group) per line of the file that holds ``marker``, in order
-    (a line that holds it twice, once)."""
-    with Path(path).open(encoding="utf-8", newline="") as source:
-        rest = ""
+    (a line that holds it twice, once); the lines are not decoded."""
+    with Path(path).open("rb") as source:
+        rest = b""
         while True:
             chunk = source.read(_CHUNK)
-            text = rest + chunk if chunk else rest + "\n"
-            cut = text.rfind("\n") + 1
+            text = rest + chunk if chunk else rest + b"\n"
+            cut = text.rfind(b"\n") + 1
             rest, end = text[cut:], -1
             for match in marker.finditer(text, 0, cut):
                 if match.start() > end:
-                    end = text.find("\n", match.end())
-                    yield text[text.rfind("\n", 0, match.start()) + 1:end], match.group(1)
+                    end = text.find(b"\n", match.end())
+                    yield text[text.rfind(b"\n", 0, match.start()) + 1:end], match.group(1)
             if not chunk:
                 return
 
@@ -450,24 +416,27 @@ def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
     ``kinds``, only the records of those kinds; with ``hints`` (kind → strings), a record of
     such a kind only if its line holds one of its strings (e.g. ``'"event":"Burned"'``).
 
-    A line is parsed only if it holds ``"kind":"<one of kinds>"``: the canonical form writes
-    a record's own kind so, and a string value cannot hold it unescaped, so no wanted record
-    is skipped (a nested key that happens to match is parsed, then dropped by its kind)."""
+    A line is decoded and parsed only if it holds ``"kind":"<one of kinds>"``: the canonical
+    form writes a record's own kind so, and a string value cannot hold it unescaped, so no
+    wanted record is skipped (a nested key that happens to match is parsed, then dropped by
+    its kind)."""
     if kinds is None:
         with Path(path).open(encoding="utf-8") as lines:
-            for line in lines:
-                if line.strip():
-                    body = json.loads(line)
+            for text in lines:
+                if text.strip():
+                    body = json.loads(text)
                     yield body["at"], body["kind"], body
         return
     wanted = frozenset(kinds)
-    needs = {kind: tuple(hint) for kind, hint in (hints or {}).items()}
-    marker = re.compile('"kind":"(' + "|".join(re.escape(k) for k in sorted(wanted)) + ')"')
+    needs = {kind.encode(): tuple(h.encode() for h in hint)
+             for kind, hint in (hints or {}).items()}
+    marker = re.compile(b'"kind":"(' + b"|".join(re.escape(k.encode()) for k in sorted(wanted))
+                        + b')"')
     for line, kind in _marked_lines(path, marker):
         hint = needs.get(kind)
         if hint and not any(h in line for h in hint):
             continue
-        body = json.loads(line)
+        body = json.loads(line.decode())
         if body["kind"] in wanted:
             yield body["at"], body["kind"], body
 
