@@ -30,8 +30,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pandas as pd  # type: ignore[import-untyped]
 from attrs import frozen
+from msgspec.structs import asdict
 
 from clearing_sim.analysis.columns import Table
 from clearing_sim.domain.timefmt import parse_iso
@@ -176,6 +178,14 @@ class _Builder:
         }
         #: the lines worth parsing of a kind whose handler uses only some of its records
         self.hints = {"saga.event": tuple(f'"event":"{note}"' for note in _PARK_NOTES)}
+        #: the only fields read of the records of the commonest kinds (read from a file, the
+        #: others are not even decoded)
+        self.fields = {
+            "transaction.state": ("transactionId", "lifecycleStatus", "trigger",
+                                  "paymentReference", "parked", "terminal", "reason"),
+            "workload.initiated": ("transactionId", "member", "useCase", "sourceIssuerId",
+                                   "targetIssuerId", "sourceAsset", "targetAsset", "amount",
+                                   "feeAmount")}
         if "saga_steps" not in needs:
             del self.handlers["saga.step"]
         if "instructions" not in needs:
@@ -411,10 +421,13 @@ def _marked_lines(path: str | Path, marker: re.Pattern[bytes]) -> Iterator[tuple
 
 def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
                hints: Mapping[str, Iterable[str]] | None = None,
+               fields: Mapping[str, Iterable[str]] | None = None,
                ) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
     """(virtual ms, kind, fields) per line of a canonical JSON-lines log, streamed; with
     ``kinds``, only the records of those kinds; with ``hints`` (kind → strings), a record of
-    such a kind only if its line holds one of its strings (e.g. ``'"event":"Burned"'``).
+    such a kind only if its line holds one of its strings (e.g. ``'"event":"Burned"'``); with
+    ``fields`` (kind → names), only those fields of a record of such a kind (a missing one is
+    None), the others skipped unread.
 
     A line is decoded and parsed only if it holds ``"kind":"<one of kinds>"``: the canonical
     form writes a record's own kind so, and a string value cannot hold it unescaped, so no
@@ -430,21 +443,32 @@ def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
     wanted = frozenset(kinds)
     needs = {kind.encode(): tuple(h.encode() for h in hint)
              for kind, hint in (hints or {}).items()}
+    decoders = {kind.encode(): _decoder(kind, names) for kind, names in (fields or {}).items()}
     marker = re.compile(b'"kind":"(' + b"|".join(re.escape(k.encode()) for k in sorted(wanted))
                         + b')"')
     for line, kind in _marked_lines(path, marker):
         hint = needs.get(kind)
         if hint and not any(h in line for h in hint):
             continue
-        body = json.loads(line.decode())
+        decoder = decoders.get(kind)
+        body = json.loads(line.decode()) if decoder is None else asdict(decoder.decode(line))
         if body["kind"] in wanted:
             yield body["at"], body["kind"], body
+
+
+def _decoder(kind: str, names: Iterable[str]) -> msgspec.json.Decoder[Any]:
+    """A JSON decoder of a record's ``at``, ``kind`` and the fields ``names`` (each None when
+    missing), which skips every other field without building it."""
+    shape = msgspec.defstruct(f"Line_{kind.replace('.', '_')}",
+                              [("at", int), ("kind", str), *((n, Any, None) for n in names)])
+    return msgspec.json.Decoder(shape)
 
 
 def frames_from_jsonl(path: str | Path, frames: Iterable[str] = FRAME_NAMES) -> Frames:
     """The frames of a log written with ``EventLog.write_jsonl``, read line by line (only
     the lines of the records those frames are built from are parsed)."""
     builder = _Builder(frames)
-    for at_ms, kind, fields in read_jsonl(path, builder.handlers, builder.hints):
+    for at_ms, kind, fields in read_jsonl(path, builder.handlers, builder.hints,
+                                          builder.fields):
         builder.feed(at_ms, kind, fields)
     return builder.build()
