@@ -78,6 +78,8 @@ def child(log: str, what: str, out: str) -> None:
 
 
 def measure(checkout: Path, log: str, what: str, out: str) -> dict[str, Any]:
+    """One child's figures. A child's peak RSS starts from its parent's at the fork, so this
+    process never loads a frame itself (the comparison runs in a child too)."""
     env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONHASHSEED": "0"}
     done = subprocess.run([sys.executable, str(HERE / "bench_frames.py"), "--child", log,
@@ -123,10 +125,14 @@ def main() -> None:
     parser.add_argument("--what", choices=("transactions", "metrics"), default="transactions")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--compare", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.logs[0], args.what, args.out)
+        return
+    if args.compare:
+        print(compare(str(Path(args.out, "before.pickle")), str(Path(args.out, "after.pickle"))))
         return
     this = HERE.parent
     checkouts = ([("before", args.baseline)] if args.baseline else []) + [("after", this)]
@@ -149,8 +155,10 @@ def main() -> None:
                       f"{new['wall'] / old['wall']:.2f}x, peak RSS "
                       f"{new['peak'] / old['peak']:.2f}x, building's RSS "
                       f"{(new['peak'] - new['floor']) / (old['peak'] - old['floor']):.2f}x")
-                print("  " + compare(str(Path(folder, "before.pickle")),
-                                     str(Path(folder, "after.pickle"))))
+                done = subprocess.run(  # in a child: this process stays small (see measure)
+                    [sys.executable, str(HERE / "bench_frames.py"), "--compare", log,
+                     "--out", folder], check=True, capture_output=True, text=True)
+                print("  " + done.stdout.strip())
 
 
 if __name__ == "__main__":
