@@ -164,5 +164,5 @@ def main() -> None:
 if __name__ == "__main__":
     start = time.perf_counter()
     main()
-    if "--child" not in sys.argv:
+    if "--child" not in sys.argv and "--compare" not in sys.argv:
         print(f"({time.perf_counter() - start:.0f} s in all)")
