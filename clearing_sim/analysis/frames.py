@@ -185,7 +185,12 @@ class _Builder:
                                   "paymentReference", "parked", "terminal", "reason"),
             "workload.initiated": ("transactionId", "member", "useCase", "sourceIssuerId",
                                    "targetIssuerId", "sourceAsset", "targetAsset", "amount",
-                                   "feeAmount")}
+                                   "feeAmount"),
+            "webhook.event": ("eventId", "subscriptionIds", "transactionId", "type"),
+            "webhook.arrival": ("eventId", "subscriptionId", "copy")}
+        if "attempts" not in needs:  # (the attempts frame reads most of an attempt's fields)
+            self.fields["webhook.attempt"] = ("eventId", "subscriptionId", "attempt",
+                                              "outcome")
         if "saga_steps" not in needs:
             del self.handlers["saga.step"]
         if "instructions" not in needs:
