@@ -140,3 +140,17 @@ def test_read_jsonl_hints_fields_and_lines_across_chunks(tmp_path: Path,
         ("saga.event", {"at": 5, "event": "ParkedOnSilence", "kind": "saga.event", "n": 2,
                         "note": "ünï", "seq": 1}),
         ("x.y", {"at": 5, "kind": "x.y", "n": 3}), ("x.y", {"at": 5, "kind": "x.y", "n": None})]
+
+
+def test_the_metrics_frames_alone_from_a_file_are_those_of_the_run(tmp_path: Path) -> None:
+    """Without the attempts frame, an attempt's line is read for four fields only: the
+    three frames the metrics need are still those of the in-memory run."""
+    from clearing_sim.analysis import run_workload
+    from tests.analysis.conftest import TINY
+
+    run = run_workload(TINY, 0, log=tmp_path / "log.jsonl")
+    names = ("transactions", "deliveries", "subscriptions")
+    from_file = frames_from_jsonl(tmp_path / "log.jsonl", names)
+    assert from_file.names() == names and len(from_file.deliveries) > 0
+    for name in names:
+        pd.testing.assert_frame_equal(from_file[name], run.frames[name])
