@@ -23,7 +23,7 @@ signed status webhook when its profile lists SIGNED_WEBHOOK.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -157,8 +157,8 @@ class IssuerGateway:
         return None  # the simulated gateway is armed directly
 
     def forget(self, transaction_id: str) -> list[str]:
-        """Drop the transaction's instructions (``World.forget``); their ids. A process of
-        the issuer still running one keeps its own reference and finishes as before."""
+        """Drop the transaction's instructions (``World.forget``); their ids. The issuer's
+        progress still running on one keeps its own reference and finishes as before."""
         mine = [ins for ins in self.instructions.values() if ins.transaction_id == transaction_id]
         for ins in mine:
             del self.instructions[ins.id]
@@ -194,12 +194,14 @@ class IssuerGateway:
         transaction_id = transaction_id_of_reference(body["reference"])
         ins = Instruction(self.world.ids.uuid("instruction"), kind, transaction_id, mode,
                           dict(body), feedback)
-        ins.execute_requested = self.world.env.event()
+        if mode is SettlementMode.MODE_2:
+            ins.execute_requested = self.world.env.event()
         self.instructions[ins.id] = ins
         self._by_key[key] = ins
         self._status(ins, _S.RECEIVED)
         ins.original = ins.snapshot()
-        self.world.env.process(self._progress(ins, self._draw_outcome()))
+        outcome = self._draw_outcome()
+        soon(self.world.env, lambda: self._progress(ins, outcome))
         return ins.original
 
     def get(self, instruction_id: str) -> Proc:
@@ -232,9 +234,9 @@ class IssuerGateway:
     def execute(self, instruction_id: str) -> Proc:
         ins = self.instructions[instruction_id]
         yield from self._request("POST /instructions/{id}/execute", instructionId=instruction_id)
-        assert ins.execute_requested is not None
-        if not ins.execute_requested.triggered:
-            ins.execute_requested.succeed()
+        requested = ins.execute_requested  # only a Mode 2 instruction waits for it
+        if requested is not None and not requested.triggered:
+            requested.succeed()
         return ins.snapshot()
 
     def refund(self, transaction_id: str, reason: str, refund_to: str, from_wallet: str,
@@ -299,7 +301,11 @@ class IssuerGateway:
                               instructionId=ins.id, status=ins.status.value)
         return True
 
-    # the issuer's own process -------------------------------------------------------------
+    # the issuer's own progress ------------------------------------------------------------
+    # An instruction moves on as a chain of callbacks on virtual time rather than as a
+    # process: each step acts, then draws its next latency and waits on one timeout. The
+    # first step runs where a process started at creation would (``timers.soon``) and each
+    # later one where that process would resume, so every draw and record keeps its place.
     def _draw_outcome(self) -> Outcome:
         b, u = self.behaviour, self._rng_outcome.random()
         if u < b.p_rejected:
@@ -310,8 +316,8 @@ class IssuerGateway:
             return Outcome.SILENCE
         return Outcome.COMPLETE
 
-    def _wait(self, latency: Latency) -> simpy.Event:
-        return self.world.env.timeout(latency.sample(self._rng_latency))
+    def _after(self, latency: Latency, then: Callable[[], None]) -> None:
+        later(self.world.env, latency.sample(self._rng_latency), then)
 
     def _next_event(self, ins: Instruction, planned: InstructionStatus) -> InstructionStatus | None:
         """The status this instruction's next event carries, or None if it goes silent."""
@@ -328,23 +334,35 @@ class IssuerGateway:
                     Outcome.SILENCE: None, Outcome.COMPLETE: planned}[armed]
         return planned
 
-    def _progress(self, ins: Instruction, outcome: Outcome) -> Proc:
-        b = self.behaviour
-        yield self._wait(b.ack_latency)
+    def _progress(self, ins: Instruction, outcome: Outcome) -> None:
+        """RECEIVED: acknowledge after the ack latency."""
+        self._after(self.behaviour.ack_latency, lambda: self._acknowledge(ins, outcome))
+
+    def _acknowledge(self, ins: Instruction, outcome: Outcome) -> None:
+        """PENDING_APPROVAL (or silence from here on), then the decision after its latency."""
         if outcome is Outcome.SILENCE:
-            self.world.log.append("issuer.silent", issuerId=self.issuer_id,
-                                  instructionId=ins.id, status=ins.status.value)
+            self._log_silent(ins)
             return
-        if not self._advance(ins, _S.PENDING_APPROVAL):
-            return
-        yield self._wait(b.approval_latency)
+        if self._advance(ins, _S.PENDING_APPROVAL):
+            self._after(self.behaviour.approval_latency, lambda: self._decide(ins, outcome))
+
+    def _decide(self, ins: Instruction, outcome: Outcome) -> None:
+        """APPROVED or REJECTED; a Mode 2 instruction then holds until ``execute``."""
         decided = _S.REJECTED if outcome is Outcome.REJECTED else _S.APPROVED
         if not self._advance(ins, decided):
             return
-        if ins.mode is SettlementMode.MODE_2:  # two-phase: decided, nothing moves until execute
-            assert ins.execute_requested is not None
-            yield ins.execute_requested
-        yield self._wait(b.execution_latency)
+        requested = ins.execute_requested
+        if ins.mode is SettlementMode.MODE_2 and requested is not None \
+                and requested.callbacks is not None:  # two-phase: nothing moves until execute
+            requested.callbacks.append(lambda _: self._run(ins, outcome))
+            return
+        self._run(ins, outcome)
+
+    def _run(self, ins: Instruction, outcome: Outcome) -> None:
+        self._after(self.behaviour.execution_latency, lambda: self._execute(ins, outcome))
+
+    def _execute(self, ins: Instruction, outcome: Outcome) -> None:
+        """EXECUTING (or FAILED), then the burn or mint on chain."""
         if not self._advance(ins, _S.FAILED if outcome is Outcome.FAILED else _S.EXECUTING):
             return
         # The completion is an event too: an outcome armed while EXECUTING replaces it,
@@ -352,45 +370,61 @@ class IssuerGateway:
         final = self._next_event(ins, _S.COMPLETED)
         if final is not _S.COMPLETED:
             if final is None:
-                self.world.log.append("issuer.silent", issuerId=self.issuer_id,
-                                      instructionId=ins.id, status=ins.status.value)
+                self._log_silent(ins)
             else:
                 self._status(ins, final)
             return
         ins.on_chain = self.world.env.event()
         try:
-            receipt = yield from self._move_on_chain(ins)
+            apply = self._on_chain_step(ins)
         except LedgerRefused:
-            self._status(ins, _S.FAILED)
-            ins.on_chain.succeed()
+            self._landed(ins, None)
             return
-        ins.receipt = receipt
-        self._status(ins, _S.COMPLETED)
+        self.ledger.until_final().callbacks.append(lambda _: self._land(ins, apply))
+
+    def _land(self, ins: Instruction, apply: Callable[[], Receipt]) -> None:
+        try:
+            receipt: Receipt | None = apply()
+        except LedgerRefused:
+            receipt = None
+        self._landed(ins, receipt)
+
+    def _landed(self, ins: Instruction, receipt: Receipt | None) -> None:
+        """COMPLETED with the on-chain receipt, or FAILED when the chain refused the move."""
+        if receipt is not None:
+            ins.receipt = receipt
+        self._status(ins, _S.FAILED if receipt is None else _S.COMPLETED)
+        assert ins.on_chain is not None
         ins.on_chain.succeed()
 
     def _advance(self, ins: Instruction, planned: InstructionStatus) -> bool:
         """Emit the next event; False when the instruction stops here (final or silent)."""
         status = self._next_event(ins, planned)
         if status is None:
-            self.world.log.append("issuer.silent", issuerId=self.issuer_id,
-                                  instructionId=ins.id, status=ins.status.value)
+            self._log_silent(ins)
             return False
         self._status(ins, status)
         return status not in FINAL
 
-    def _move_on_chain(self, ins: Instruction) -> Proc:
+    def _log_silent(self, ins: Instruction) -> None:
+        self.world.log.append("issuer.silent", issuerId=self.issuer_id, instructionId=ins.id,
+                              status=ins.status.value)
+
+    def _on_chain_step(self, ins: Instruction) -> Callable[[], Receipt]:
+        """The ledger's applying step for the instruction's burn or mint, to call at
+        finality; ``LedgerRefused`` at once for a Mode 2 burn with no lock to burn."""
         body, tx = ins.body, ins.transaction_id
         ledger = self.ledger
         if ins.kind == "mint":
             money = Money.of(body["amount"], self._asset(body["assetCode"]))
-            return (yield from ledger.mint(tx, body["targetWalletId"], money))
+            return lambda: ledger.mint_final(tx, body["targetWalletId"], money)
         if ins.mode is SettlementMode.MODE_2:  # burns only what the service locked
             lock = ledger.locks.get(tx)
             if lock is None or lock.account != body["sourceWalletId"]:
                 raise LedgerRefused(f"no lock for {tx} on {body['sourceWalletId']}")
-            return (yield from ledger.burn_locked(tx))
+            return lambda: ledger.burn_locked_final(tx)
         money = Money.of(body["amount"], self._asset(body["assetCode"]))
-        return (yield from ledger.burn(tx, body["sourceWalletId"], money))
+        return lambda: ledger.burn_final(tx, body["sourceWalletId"], money)
 
     def _asset(self, code: str) -> Any:
         return self.world.asset_of(self.issuer_id, code)
