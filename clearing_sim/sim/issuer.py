@@ -114,12 +114,21 @@ class Instruction:
     execute_requested: simpy.Event | None = None
     on_chain: simpy.Event | None = None  # set when the burn or mint starts on chain
     expired: bool = False
+    #: The last snapshot, with the status and receipt it was taken from.
+    _taken: tuple[InstructionStatus, Receipt | None, Snapshot] | None = field(
+        default=None, init=False, repr=False, eq=False)
 
     def snapshot(self) -> Snapshot:
-        r = self.receipt
+        """What a read answers now: the same frozen value while status and receipt stay."""
+        taken, status, r = self._taken, self.status, self.receipt
+        if taken is not None and taken[0] is status and taken[1] is r:
+            return taken[2]
         if r is None:
-            return Snapshot(self.id, self.status)
-        return Snapshot(self.id, self.status, r.tx_hash, r.ledger_sequence, r.finalized_at_ms)
+            snap = Snapshot(self.id, status)
+        else:
+            snap = Snapshot(self.id, status, r.tx_hash, r.ledger_sequence, r.finalized_at_ms)
+        self._taken = (status, r, snap)
+        return snap
 
 
 class IssuerGateway:

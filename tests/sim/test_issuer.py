@@ -151,6 +151,27 @@ def test_mode_3_instruction_runs_without_execute(cast: Cast) -> None:
     assert not world.log.select("issuer.request", route="POST /instructions/{id}/execute")
 
 
+def test_a_read_answers_the_instructions_status_and_receipt_as_they_are_now(cast: Cast) -> None:
+    """GET /instructions/{id} (Issuer-side contract): the snapshot follows every status
+    change and the receipt; unchanged, two reads answer the same value (it is kept)."""
+    world, gateway = cast.world, _gateway(cast, 3)
+    posted = call(world, gateway.post_instruction("burn", _burn_body(cast, 3),
+                                                  SettlementMode.MODE_3, POLL))
+    ins = gateway.instructions[posted.instruction_id]
+    first = ins.snapshot()
+    assert first is ins.snapshot() and first.status is InstructionStatus.RECEIVED
+    step_until(world, "issuer.instruction", instructionId=ins.id, status="PENDING_APPROVAL")
+    assert ins.snapshot().status is InstructionStatus.PENDING_APPROVAL
+    world.run_all()
+    snap = ins.snapshot()
+    assert ins.receipt is not None
+    assert (snap.status, snap.tx_hash, snap.ledger_sequence, snap.finalized_at_ms) == (
+        InstructionStatus.COMPLETED, ins.receipt.tx_hash, ins.receipt.ledger_sequence,
+        ins.receipt.finalized_at_ms)
+    ins.status = InstructionStatus.FAILED  # a real gateway's client sets it directly
+    assert ins.snapshot().status is InstructionStatus.FAILED
+
+
 @pytest.mark.parametrize("mode", [2, 3])
 def test_approved_alone_is_progress_only_and_never_settles(cast: Cast, mode: int) -> None:
     """An issuer's intermediate authorisation is progress only: an instruction that stops
