@@ -62,6 +62,9 @@ class ChainLedger:
         self.locks: dict[str, _Lock] = {}
         self.supply: dict[Asset, Decimal] = {}
         self._rng = world.streams.get(f"ledger:{ledger.value}")
+        self._name = ledger.value  # what each record says (an enum's value is a lookup)
+        self._genesis = chain_formats.GENESIS_SEQUENCE[ledger]
+        self._block_ms = chain_formats.BLOCK_MS[ledger]
 
     # accounts -----------------------------------------------------------------------------
     def open_account(self, label: str) -> str:
@@ -98,11 +101,11 @@ class ChainLedger:
         at_ms = self.world.now_ms
         digest = self.world.ids.raw("txhash", 64)
         return Receipt(chain_formats.tx_hash(self.ledger, digest),
-                       chain_formats.ledger_sequence(self.ledger, at_ms), at_ms)
+                       self._genesis + at_ms // self._block_ms, at_ms)  # ledger_sequence
 
     def _record(self, op: str, receipt: Receipt, money: Money, **fields: str | None) -> None:
         self.world.log.append(
-            f"ledger.{op}", ledger=self.ledger.value, txHash=receipt.tx_hash,
+            f"ledger.{op}", ledger=self._name, txHash=receipt.tx_hash,
             ledgerSequence=receipt.ledger_sequence, asset=money.asset.code,
             amount=money.wire_amount(), **fields)
 
