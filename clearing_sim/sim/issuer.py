@@ -220,24 +220,25 @@ class IssuerGateway:
 
     def read(self, instruction_id: str) -> simpy.Event:
         """``get`` as an event of its own, without a process: it succeeds with the snapshot
-        when the answer arrives, at the instant and in the order ``env.process(get(...))``
-        would (the latency drawn at the process's start, ``timers.soon``). A read nobody
-        waits for any more still reaches the issuer and is logged."""
+        when the answer arrives. The request latency is drawn at once. A process started
+        for ``get`` would draw it in its first step, which SimPy runs (an urgent event)
+        right after the step of whoever started it, and when that step is an ordinary
+        event's (as every wake of a saga is) before anything else of this instant: so
+        when the read is also the caller's last act before it waits (as the saga's polls
+        and prompts are), the draw, the timeout and the answer come in the same order as
+        ``env.process(get(...))``'s. A read nobody waits for any more still reaches the
+        issuer and is logged."""
         env = self.world.env
         answer = env.event()
+        ins = self.instructions[instruction_id]  # a read in flight outlives a forget
 
-        def start() -> None:
-            ins = self.instructions[instruction_id]  # a read in flight outlives a forget
+        def arrive() -> None:
+            self.world.log.append("issuer.request", issuerId=self.issuer_id,
+                                  route="GET /instructions/{id}",
+                                  instructionId=instruction_id)
+            answer.succeed(ins.snapshot())
 
-            def arrive() -> None:
-                self.world.log.append("issuer.request", issuerId=self.issuer_id,
-                                      route="GET /instructions/{id}",
-                                      instructionId=instruction_id)
-                answer.succeed(ins.snapshot())
-
-            later(env, self.behaviour.request_latency.sample(self._rng_latency), arrive)
-
-        soon(env, start)
+        later(env, self.behaviour.request_latency.sample(self._rng_latency), arrive)
         return answer
 
     def execute(self, instruction_id: str) -> Proc:

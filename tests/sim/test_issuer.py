@@ -172,6 +172,37 @@ def test_a_read_answers_the_instructions_status_and_receipt_as_they_are_now(cast
     assert ins.snapshot().status is InstructionStatus.FAILED
 
 
+def _readers(by_event: bool) -> list[str]:
+    """Three pollers wake at one instant, each reads one instruction and then waits on the
+    answer (``read``) or on a ``get`` process; what each learned, when, in what order."""
+    cast = example_world(5)
+    world, gateway = cast.world, _gateway(cast, 3)
+    posted = [call(world, gateway.post_instruction(
+        "burn", {**_burn_body(cast, 3), "idempotencyKey": str(uuid.UUID(int=n))},
+        SettlementMode.MODE_3, POLL)) for n in range(3)]
+    seen: list[str] = []
+
+    def poller(n: int) -> Any:
+        yield world.env.timeout(1_000)
+        instruction_id = posted[n].instruction_id
+        answer = gateway.read(instruction_id) if by_event \
+            else world.env.process(gateway.get(instruction_id))
+        snap = yield answer
+        seen.append(f"{n} {snap.status} at {world.now_ms}")
+
+    for n in range(3):
+        world.env.process(poller(n))
+    world.run_all()
+    return seen + list(world.log.lines())
+
+
+def test_a_read_answers_as_a_get_process_would_at_the_same_instant_in_the_same_order() -> None:
+    """``read`` (no process) draws each request latency where ``env.process(get(...))``
+    would, so answers, records and the issuer's later draws keep their order (issue 18:
+    the log stays byte for byte)."""
+    assert _readers(by_event=True) == _readers(by_event=False)
+
+
 @pytest.mark.parametrize("mode", [2, 3])
 def test_approved_alone_is_progress_only_and_never_settles(cast: Cast, mode: int) -> None:
     """An issuer's intermediate authorisation is progress only: an instruction that stops
