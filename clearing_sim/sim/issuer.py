@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import simpy
@@ -145,6 +146,7 @@ class IssuerGateway:
         self.instructions: dict[str, Instruction] = {}
         self._by_key: dict[str, Instruction] = {}
         self._treasuries: dict[str, str] = {}
+        self._webhooks_due: list[Snapshot] = []  # owed by the progress step running now
         self._rng_latency = world.streams.get(f"issuer:{issuer_id}:latency")
         self._rng_outcome = world.streams.get(f"issuer:{issuer_id}:outcome")
 
@@ -316,6 +318,7 @@ class IssuerGateway:
     # process: each step acts, then draws its next latency and waits on one timeout. The
     # first step runs where a process started at creation would (``timers.soon``) and each
     # later one where that process would resume, so every draw and record keeps its place.
+    # The status webhooks a step owes leave when it ends (``_send_webhooks``).
     def _draw_outcome(self) -> Outcome:
         b, u = self.behaviour, self._rng_outcome.random()
         if u < b.p_rejected:
@@ -326,8 +329,13 @@ class IssuerGateway:
             return Outcome.SILENCE
         return Outcome.COMPLETE
 
-    def _after(self, latency: Latency, then: Callable[[], None]) -> None:
-        later(self.world.env, latency.sample(self._rng_latency), then)
+    def _after(self, latency: Latency, step: Callable[[], None]) -> None:
+        """Run ``step`` after the sampled latency, then send the webhooks it owes."""
+        later(self.world.env, latency.sample(self._rng_latency), lambda: self._run_step(step))
+
+    def _run_step(self, step: Callable[[], None]) -> None:
+        step()
+        self._send_webhooks()
 
     def _next_event(self, ins: Instruction, planned: InstructionStatus) -> InstructionStatus | None:
         """The status this instruction's next event carries, or None if it goes silent."""
@@ -390,7 +398,8 @@ class IssuerGateway:
         except LedgerRefused:
             self._landed(ins, None)
             return
-        self.ledger.until_final().callbacks.append(lambda _: self._land(ins, apply))
+        self.ledger.until_final().callbacks.append(
+            lambda _: self._run_step(lambda: self._land(ins, apply)))
 
     def _land(self, ins: Instruction, apply: Callable[[], Receipt]) -> None:
         try:
@@ -440,20 +449,26 @@ class IssuerGateway:
         return self.world.asset_of(self.issuer_id, code)
 
     def _status(self, ins: Instruction, status: InstructionStatus) -> None:
+        """The status change and its record; a change after RECEIVED (always in a step of
+        the issuer's progress) owes a status webhook when the profile lists SIGNED_WEBHOOK."""
         ins.status = status
         self.world.log.append("issuer.instruction", issuerId=self.issuer_id,
                               instructionId=ins.id, transactionId=ins.transaction_id,
                               leg=ins.kind, status=status.value)
         if FeedbackChannel.SIGNED_WEBHOOK in ins.feedback and status is not _S.RECEIVED:
-            self._schedule_webhook(ins.snapshot())
+            self._webhooks_due.append(ins.snapshot())
 
-    def _schedule_webhook(self, snap: Snapshot) -> None:
-        """Send the status webhook after the sampled webhook latency, without a process: the
-        latency is drawn where a process started now would draw it (``timers.soon``), so the
-        issuer's stream is drawn in the same order."""
-        env = self.world.env
-        soon(env, lambda: later(env, self.behaviour.webhook_latency.sample(self._rng_latency),
-                                lambda: self._send_webhook(snap)))
+    def _send_webhooks(self) -> None:
+        """Send each status webhook the step that just ran owes, after the sampled webhook
+        latency. A process started at the status change would draw that latency in its
+        first step, which SimPy runs (an urgent event) right after this step, before
+        anything else of this instant (a step is an ordinary event's callback and schedules
+        no urgent event): drawn here, at the step's end, each keeps its place in the
+        issuer's stream and its timeout its place in the queue."""
+        due, self._webhooks_due = self._webhooks_due, []
+        env, latency = self.world.env, self.behaviour.webhook_latency
+        for snap in due:
+            later(env, latency.sample(self._rng_latency), partial(self._send_webhook, snap))
 
     def _send_webhook(self, snap: Snapshot) -> None:
         """The issuer's status webhook to the service: a signed prompt, nothing more."""
