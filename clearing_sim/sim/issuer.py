@@ -178,8 +178,12 @@ class IssuerGateway:
         return [ins.id for ins in mine]
 
     # routes -------------------------------------------------------------------------------
-    def _request(self, route: str, **fields: Any) -> Proc:
-        yield self.world.env.timeout(self.behaviour.request_latency.sample(self._rng_latency))
+    def _request(self) -> simpy.Timeout:
+        """A request's way to the issuer: a timeout of the sampled request latency; the
+        route then logs its arrival (``_arrived``)."""
+        return self.world.env.timeout(self.behaviour.request_latency.sample(self._rng_latency))
+
+    def _arrived(self, route: str, **fields: Any) -> None:
         self.world.log.append("issuer.request", issuerId=self.issuer_id, route=route, **fields)
 
     def post_instruction(self, kind: str, body: dict[str, str], mode: SettlementMode,
@@ -190,8 +194,9 @@ class IssuerGateway:
         outcomes are keyed by transaction). ``mode`` and ``feedback`` are those of the
         profile version the transaction captured. A replay answers the original response."""
         key = body["idempotencyKey"]
-        yield from self._request(f"POST /{kind}-instructions", idempotencyKey=key,
-                                 reference=body["reference"])
+        yield self._request()
+        self._arrived(f"POST /{kind}-instructions", idempotencyKey=key,
+                      reference=body["reference"])
         known = self._by_key.get(key)
         if known is not None:
             if known.body != body:
@@ -217,7 +222,8 @@ class IssuerGateway:
 
     def get(self, instruction_id: str) -> Proc:
         ins = self.instructions[instruction_id]  # a read in flight outlives a forget
-        yield from self._request("GET /instructions/{id}", instructionId=instruction_id)
+        yield self._request()
+        self._arrived("GET /instructions/{id}", instructionId=instruction_id)
         return ins.snapshot()
 
     def read(self, instruction_id: str) -> simpy.Event:
@@ -245,7 +251,8 @@ class IssuerGateway:
 
     def execute(self, instruction_id: str) -> Proc:
         ins = self.instructions[instruction_id]
-        yield from self._request("POST /instructions/{id}/execute", instructionId=instruction_id)
+        yield self._request()
+        self._arrived("POST /instructions/{id}/execute", instructionId=instruction_id)
         requested = ins.execute_requested  # only a Mode 2 instruction waits for it
         if requested is not None and not requested.triggered:
             requested.succeed()
@@ -254,8 +261,9 @@ class IssuerGateway:
     def refund(self, transaction_id: str, reason: str, refund_to: str, from_wallet: str,
                money: Money) -> Proc:
         """POST /treasury/refunds: the issuer returns the transferred tokens on chain."""
-        yield from self._request("POST /treasury/refunds", transactionId=transaction_id,
-                                 reason=reason, refundToWalletId=refund_to)
+        yield self._request()
+        self._arrived("POST /treasury/refunds", transactionId=transaction_id, reason=reason,
+                      refundToWalletId=refund_to)
         mine = [ins for ins in self.instructions.values() if ins.transaction_id == transaction_id]
         for ins in mine:  # a move already on chain finishes first: then nothing is refunded
             if ins.on_chain is not None and not ins.on_chain.processed:
