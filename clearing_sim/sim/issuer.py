@@ -380,11 +380,11 @@ class IssuerGateway:
         requested = ins.execute_requested
         if ins.mode is SettlementMode.MODE_2 and requested is not None \
                 and requested.callbacks is not None:  # two-phase: nothing moves until execute
-            requested.callbacks.append(lambda _: self._run(ins, outcome))
+            requested.callbacks.append(lambda _: self._start_execution(ins, outcome))
             return
-        self._run(ins, outcome)
+        self._start_execution(ins, outcome)
 
-    def _run(self, ins: Instruction, outcome: Outcome) -> None:
+    def _start_execution(self, ins: Instruction, outcome: Outcome) -> None:
         self._after(self.behaviour.execution_latency, lambda: self._execute(ins, outcome))
 
     def _execute(self, ins: Instruction, outcome: Outcome) -> None:
