@@ -14,7 +14,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from attrs import field, frozen, validators
+from attrs import Factory, field, frozen, validators
 
 from clearing_sim.domain.timefmt import parse_duration_ms
 
@@ -53,16 +53,27 @@ class Exponential:
         return round(rng.expovariate(1.0 / self.mean_ms))
 
 
+def _log_median(instance: LogNormal) -> float:
+    return math.log(instance.median_ms)
+
+
 @frozen
 class LogNormal:
+    """``sample`` is ``round(rng.lognormvariate(log(median_ms), sigma))``, capped: the log
+    of the median is taken once, and the draw is the standard library's own definition of
+    ``lognormvariate`` (``exp`` of ``normalvariate``) without its extra call."""
+
     median_ms: int = field(validator=validators.gt(0))
     sigma: float = field(default=0.5, validator=validators.ge(0.0))
     max_ms: int | None = field(default=None,
                                validator=validators.optional(validators.ge(0)))
+    _mu: float = field(init=False, repr=False, eq=False,
+                       default=Factory(_log_median, takes_self=True))
 
     def sample(self, rng: random.Random) -> int:
-        value = round(rng.lognormvariate(math.log(self.median_ms), self.sigma))
-        return value if self.max_ms is None else min(value, self.max_ms)
+        value = round(math.exp(rng.normalvariate(self._mu, self.sigma)))
+        max_ms = self.max_ms
+        return value if max_ms is None or value <= max_ms else max_ms
 
 
 Latency = Fixed | Uniform | Exponential | LogNormal

@@ -23,8 +23,9 @@ signed status webhook when its profile lists SIGNED_WEBHOOK.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import simpy
@@ -114,12 +115,21 @@ class Instruction:
     execute_requested: simpy.Event | None = None
     on_chain: simpy.Event | None = None  # set when the burn or mint starts on chain
     expired: bool = False
+    #: The last snapshot, with the status and receipt it was taken from.
+    _taken: tuple[InstructionStatus, Receipt | None, Snapshot] | None = field(
+        default=None, init=False, repr=False, eq=False)
 
     def snapshot(self) -> Snapshot:
-        r = self.receipt
+        """What a read answers now: the same frozen value while status and receipt stay."""
+        taken, status, r = self._taken, self.status, self.receipt
+        if taken is not None and taken[0] is status and taken[1] is r:
+            return taken[2]
         if r is None:
-            return Snapshot(self.id, self.status)
-        return Snapshot(self.id, self.status, r.tx_hash, r.ledger_sequence, r.finalized_at_ms)
+            snap = Snapshot(self.id, status)
+        else:
+            snap = Snapshot(self.id, status, r.tx_hash, r.ledger_sequence, r.finalized_at_ms)
+        self._taken = (status, r, snap)
+        return snap
 
 
 class IssuerGateway:
@@ -136,6 +146,7 @@ class IssuerGateway:
         self.instructions: dict[str, Instruction] = {}
         self._by_key: dict[str, Instruction] = {}
         self._treasuries: dict[str, str] = {}
+        self._webhooks_due: list[Snapshot] = []  # owed by the progress step running now
         self._rng_latency = world.streams.get(f"issuer:{issuer_id}:latency")
         self._rng_outcome = world.streams.get(f"issuer:{issuer_id}:outcome")
 
@@ -157,8 +168,8 @@ class IssuerGateway:
         return None  # the simulated gateway is armed directly
 
     def forget(self, transaction_id: str) -> list[str]:
-        """Drop the transaction's instructions (``World.forget``); their ids. A process of
-        the issuer still running one keeps its own reference and finishes as before."""
+        """Drop the transaction's instructions (``World.forget``); their ids. The issuer's
+        progress still running on one keeps its own reference and finishes as before."""
         mine = [ins for ins in self.instructions.values() if ins.transaction_id == transaction_id]
         for ins in mine:
             del self.instructions[ins.id]
@@ -167,8 +178,12 @@ class IssuerGateway:
         return [ins.id for ins in mine]
 
     # routes -------------------------------------------------------------------------------
-    def _request(self, route: str, **fields: Any) -> Proc:
-        yield self.world.env.timeout(self.behaviour.request_latency.sample(self._rng_latency))
+    def _request(self) -> simpy.Timeout:
+        """A request's way to the issuer: a timeout of the sampled request latency; the
+        route then logs its arrival (``_arrived``)."""
+        return self.world.env.timeout(self.behaviour.request_latency.sample(self._rng_latency))
+
+    def _arrived(self, route: str, **fields: Any) -> None:
         self.world.log.append("issuer.request", issuerId=self.issuer_id, route=route, **fields)
 
     def post_instruction(self, kind: str, body: dict[str, str], mode: SettlementMode,
@@ -179,8 +194,9 @@ class IssuerGateway:
         outcomes are keyed by transaction). ``mode`` and ``feedback`` are those of the
         profile version the transaction captured. A replay answers the original response."""
         key = body["idempotencyKey"]
-        yield from self._request(f"POST /{kind}-instructions", idempotencyKey=key,
-                                 reference=body["reference"])
+        yield self._request()
+        self._arrived(f"POST /{kind}-instructions", idempotencyKey=key,
+                      reference=body["reference"])
         known = self._by_key.get(key)
         if known is not None:
             if known.body != body:
@@ -194,54 +210,60 @@ class IssuerGateway:
         transaction_id = transaction_id_of_reference(body["reference"])
         ins = Instruction(self.world.ids.uuid("instruction"), kind, transaction_id, mode,
                           dict(body), feedback)
-        ins.execute_requested = self.world.env.event()
+        if mode is SettlementMode.MODE_2:
+            ins.execute_requested = self.world.env.event()
         self.instructions[ins.id] = ins
         self._by_key[key] = ins
         self._status(ins, _S.RECEIVED)
         ins.original = ins.snapshot()
-        self.world.env.process(self._progress(ins, self._draw_outcome()))
+        outcome = self._draw_outcome()
+        soon(self.world.env, lambda: self._progress(ins, outcome))
         return ins.original
 
     def get(self, instruction_id: str) -> Proc:
         ins = self.instructions[instruction_id]  # a read in flight outlives a forget
-        yield from self._request("GET /instructions/{id}", instructionId=instruction_id)
+        yield self._request()
+        self._arrived("GET /instructions/{id}", instructionId=instruction_id)
         return ins.snapshot()
 
     def read(self, instruction_id: str) -> simpy.Event:
         """``get`` as an event of its own, without a process: it succeeds with the snapshot
-        when the answer arrives, at the instant and in the order ``env.process(get(...))``
-        would (the latency drawn at the process's start, ``timers.soon``). A read nobody
-        waits for any more still reaches the issuer and is logged."""
+        when the answer arrives. The request latency is drawn at once. A process started
+        for ``get`` would draw it in its first step, which SimPy runs (an urgent event)
+        right after the step of whoever started it, and when that step is an ordinary
+        event's (as every wake of a saga is) before anything else of this instant: so
+        when the read is also the caller's last act before it waits (as the saga's polls
+        and prompts are), the draw, the timeout and the answer come in the same order as
+        ``env.process(get(...))``'s. A read nobody waits for any more still reaches the
+        issuer and is logged."""
         env = self.world.env
         answer = env.event()
+        ins = self.instructions[instruction_id]  # a read in flight outlives a forget
 
-        def start() -> None:
-            ins = self.instructions[instruction_id]  # a read in flight outlives a forget
+        def arrive() -> None:
+            self.world.log.append("issuer.request", issuerId=self.issuer_id,
+                                  route="GET /instructions/{id}",
+                                  instructionId=instruction_id)
+            answer.succeed(ins.snapshot())
 
-            def arrive() -> None:
-                self.world.log.append("issuer.request", issuerId=self.issuer_id,
-                                      route="GET /instructions/{id}",
-                                      instructionId=instruction_id)
-                answer.succeed(ins.snapshot())
-
-            later(env, self.behaviour.request_latency.sample(self._rng_latency), arrive)
-
-        soon(env, start)
+        later(env, self.behaviour.request_latency.sample(self._rng_latency), arrive)
         return answer
 
     def execute(self, instruction_id: str) -> Proc:
         ins = self.instructions[instruction_id]
-        yield from self._request("POST /instructions/{id}/execute", instructionId=instruction_id)
-        assert ins.execute_requested is not None
-        if not ins.execute_requested.triggered:
-            ins.execute_requested.succeed()
+        yield self._request()
+        self._arrived("POST /instructions/{id}/execute", instructionId=instruction_id)
+        requested = ins.execute_requested  # only a Mode 2 instruction waits for it
+        if requested is not None and not requested.triggered:
+            requested.succeed()
         return ins.snapshot()
 
     def refund(self, transaction_id: str, reason: str, refund_to: str, from_wallet: str,
                money: Money) -> Proc:
         """POST /treasury/refunds: the issuer returns the transferred tokens on chain."""
-        yield from self._request("POST /treasury/refunds", transactionId=transaction_id,
-                                 reason=reason, refundToWalletId=refund_to)
+        yield self._request()
+        self._arrived("POST /treasury/refunds", transactionId=transaction_id, reason=reason,
+                      refundToWalletId=refund_to)
         mine = [ins for ins in self.instructions.values() if ins.transaction_id == transaction_id]
         for ins in mine:  # a move already on chain finishes first: then nothing is refunded
             if ins.on_chain is not None and not ins.on_chain.processed:
@@ -299,7 +321,12 @@ class IssuerGateway:
                               instructionId=ins.id, status=ins.status.value)
         return True
 
-    # the issuer's own process -------------------------------------------------------------
+    # the issuer's own progress ------------------------------------------------------------
+    # An instruction moves on as a chain of callbacks on virtual time rather than as a
+    # process: each step acts, then draws its next latency and waits on one timeout. The
+    # first step runs where a process started at creation would (``timers.soon``) and each
+    # later one where that process would resume, so every draw and record keeps its place.
+    # The status webhooks a step owes leave when it ends (``_send_webhooks``).
     def _draw_outcome(self) -> Outcome:
         b, u = self.behaviour, self._rng_outcome.random()
         if u < b.p_rejected:
@@ -310,8 +337,13 @@ class IssuerGateway:
             return Outcome.SILENCE
         return Outcome.COMPLETE
 
-    def _wait(self, latency: Latency) -> simpy.Event:
-        return self.world.env.timeout(latency.sample(self._rng_latency))
+    def _after(self, latency: Latency, step: Callable[[], None]) -> None:
+        """Run ``step`` after the sampled latency, then send the webhooks it owes."""
+        later(self.world.env, latency.sample(self._rng_latency), lambda: self._run_step(step))
+
+    def _run_step(self, step: Callable[[], None]) -> None:
+        step()
+        self._send_webhooks()
 
     def _next_event(self, ins: Instruction, planned: InstructionStatus) -> InstructionStatus | None:
         """The status this instruction's next event carries, or None if it goes silent."""
@@ -328,23 +360,35 @@ class IssuerGateway:
                     Outcome.SILENCE: None, Outcome.COMPLETE: planned}[armed]
         return planned
 
-    def _progress(self, ins: Instruction, outcome: Outcome) -> Proc:
-        b = self.behaviour
-        yield self._wait(b.ack_latency)
+    def _progress(self, ins: Instruction, outcome: Outcome) -> None:
+        """RECEIVED: acknowledge after the ack latency."""
+        self._after(self.behaviour.ack_latency, lambda: self._acknowledge(ins, outcome))
+
+    def _acknowledge(self, ins: Instruction, outcome: Outcome) -> None:
+        """PENDING_APPROVAL (or silence from here on), then the decision after its latency."""
         if outcome is Outcome.SILENCE:
-            self.world.log.append("issuer.silent", issuerId=self.issuer_id,
-                                  instructionId=ins.id, status=ins.status.value)
+            self._log_silent(ins)
             return
-        if not self._advance(ins, _S.PENDING_APPROVAL):
-            return
-        yield self._wait(b.approval_latency)
+        if self._advance(ins, _S.PENDING_APPROVAL):
+            self._after(self.behaviour.approval_latency, lambda: self._decide(ins, outcome))
+
+    def _decide(self, ins: Instruction, outcome: Outcome) -> None:
+        """APPROVED or REJECTED; a Mode 2 instruction then holds until ``execute``."""
         decided = _S.REJECTED if outcome is Outcome.REJECTED else _S.APPROVED
         if not self._advance(ins, decided):
             return
-        if ins.mode is SettlementMode.MODE_2:  # two-phase: decided, nothing moves until execute
-            assert ins.execute_requested is not None
-            yield ins.execute_requested
-        yield self._wait(b.execution_latency)
+        requested = ins.execute_requested
+        if ins.mode is SettlementMode.MODE_2 and requested is not None \
+                and requested.callbacks is not None:  # two-phase: nothing moves until execute
+            requested.callbacks.append(lambda _: self._start_execution(ins, outcome))
+            return
+        self._start_execution(ins, outcome)
+
+    def _start_execution(self, ins: Instruction, outcome: Outcome) -> None:
+        self._after(self.behaviour.execution_latency, lambda: self._execute(ins, outcome))
+
+    def _execute(self, ins: Instruction, outcome: Outcome) -> None:
+        """EXECUTING (or FAILED), then the burn or mint on chain."""
         if not self._advance(ins, _S.FAILED if outcome is Outcome.FAILED else _S.EXECUTING):
             return
         # The completion is an event too: an outcome armed while EXECUTING replaces it,
@@ -352,64 +396,87 @@ class IssuerGateway:
         final = self._next_event(ins, _S.COMPLETED)
         if final is not _S.COMPLETED:
             if final is None:
-                self.world.log.append("issuer.silent", issuerId=self.issuer_id,
-                                      instructionId=ins.id, status=ins.status.value)
+                self._log_silent(ins)
             else:
                 self._status(ins, final)
             return
         ins.on_chain = self.world.env.event()
         try:
-            receipt = yield from self._move_on_chain(ins)
+            apply = self._on_chain_step(ins)
         except LedgerRefused:
-            self._status(ins, _S.FAILED)
-            ins.on_chain.succeed()
+            self._landed(ins, None)
             return
-        ins.receipt = receipt
-        self._status(ins, _S.COMPLETED)
+        self.ledger.until_final().callbacks.append(
+            lambda _: self._run_step(lambda: self._land(ins, apply)))
+
+    def _land(self, ins: Instruction, apply: Callable[[], Receipt]) -> None:
+        try:
+            receipt: Receipt | None = apply()
+        except LedgerRefused:
+            receipt = None
+        self._landed(ins, receipt)
+
+    def _landed(self, ins: Instruction, receipt: Receipt | None) -> None:
+        """COMPLETED with the on-chain receipt, or FAILED when the chain refused the move."""
+        if receipt is not None:
+            ins.receipt = receipt
+        self._status(ins, _S.FAILED if receipt is None else _S.COMPLETED)
+        assert ins.on_chain is not None
         ins.on_chain.succeed()
 
     def _advance(self, ins: Instruction, planned: InstructionStatus) -> bool:
         """Emit the next event; False when the instruction stops here (final or silent)."""
         status = self._next_event(ins, planned)
         if status is None:
-            self.world.log.append("issuer.silent", issuerId=self.issuer_id,
-                                  instructionId=ins.id, status=ins.status.value)
+            self._log_silent(ins)
             return False
         self._status(ins, status)
         return status not in FINAL
 
-    def _move_on_chain(self, ins: Instruction) -> Proc:
+    def _log_silent(self, ins: Instruction) -> None:
+        self.world.log.append("issuer.silent", issuerId=self.issuer_id, instructionId=ins.id,
+                              status=ins.status.value)
+
+    def _on_chain_step(self, ins: Instruction) -> Callable[[], Receipt]:
+        """The ledger's applying step for the instruction's burn or mint, to call at
+        finality; ``LedgerRefused`` at once for a Mode 2 burn with no lock to burn."""
         body, tx = ins.body, ins.transaction_id
         ledger = self.ledger
         if ins.kind == "mint":
             money = Money.of(body["amount"], self._asset(body["assetCode"]))
-            return (yield from ledger.mint(tx, body["targetWalletId"], money))
+            return lambda: ledger.mint_final(tx, body["targetWalletId"], money)
         if ins.mode is SettlementMode.MODE_2:  # burns only what the service locked
             lock = ledger.locks.get(tx)
             if lock is None or lock.account != body["sourceWalletId"]:
                 raise LedgerRefused(f"no lock for {tx} on {body['sourceWalletId']}")
-            return (yield from ledger.burn_locked(tx))
+            return lambda: ledger.burn_locked_final(tx)
         money = Money.of(body["amount"], self._asset(body["assetCode"]))
-        return (yield from ledger.burn(tx, body["sourceWalletId"], money))
+        return lambda: ledger.burn_final(tx, body["sourceWalletId"], money)
 
     def _asset(self, code: str) -> Any:
         return self.world.asset_of(self.issuer_id, code)
 
     def _status(self, ins: Instruction, status: InstructionStatus) -> None:
+        """The status change and its record; a change after RECEIVED (always in a step of
+        the issuer's progress) owes a status webhook when the profile lists SIGNED_WEBHOOK."""
         ins.status = status
         self.world.log.append("issuer.instruction", issuerId=self.issuer_id,
                               instructionId=ins.id, transactionId=ins.transaction_id,
                               leg=ins.kind, status=status.value)
         if FeedbackChannel.SIGNED_WEBHOOK in ins.feedback and status is not _S.RECEIVED:
-            self._schedule_webhook(ins.snapshot())
+            self._webhooks_due.append(ins.snapshot())
 
-    def _schedule_webhook(self, snap: Snapshot) -> None:
-        """Send the status webhook after the sampled webhook latency, without a process: the
-        latency is drawn where a process started now would draw it (``timers.soon``), so the
-        issuer's stream is drawn in the same order."""
-        env = self.world.env
-        soon(env, lambda: later(env, self.behaviour.webhook_latency.sample(self._rng_latency),
-                                lambda: self._send_webhook(snap)))
+    def _send_webhooks(self) -> None:
+        """Send each status webhook the step that just ran owes, after the sampled webhook
+        latency. A process started at the status change would draw that latency in its
+        first step, which SimPy runs (an urgent event) right after this step, before
+        anything else of this instant (a step is an ordinary event's callback and schedules
+        no urgent event): drawn here, at the step's end, each keeps its place in the
+        issuer's stream and its timeout its place in the queue."""
+        due, self._webhooks_due = self._webhooks_due, []
+        env, latency = self.world.env, self.behaviour.webhook_latency
+        for snap in due:
+            later(env, latency.sample(self._rng_latency), partial(self._send_webhook, snap))
 
     def _send_webhook(self, snap: Snapshot) -> None:
         """The issuer's status webhook to the service: a signed prompt, nothing more."""

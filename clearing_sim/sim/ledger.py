@@ -5,9 +5,11 @@ Public names: ``ChainLedger``, ``Receipt``, ``LedgerRefused``.
 One ``ChainLedger`` per chain (stellar, evm, solana). An account holds balances of several
 issued assets. A lock moves an amount from an account into escrow under a transaction id;
 ``return_to_sender``, ``transfer_locked`` and ``burn_locked`` consume a lock; ``burn`` and
-``mint`` change supply. Each operation is a SimPy sub-process: it waits the sampled finality
-latency, then applies atomically and logs one ``ledger.<op>`` record with the tx hash and
-ledger sequence. A process interrupted while it waits has changed nothing.
+``mint`` change supply. Each operation is a SimPy generator a process yields from: it waits
+the sampled finality latency (``until_final``), then applies atomically and logs one
+``ledger.<op>`` record with the tx hash and ledger sequence. A process interrupted while it
+waits has changed nothing. ``burn_final``, ``burn_locked_final`` and ``mint_final`` are the
+applying steps alone, for a caller that waits on the timeout itself (the simulated issuer).
 
 Invariant (checked by ``conserved``): for every asset, supply = Σ balances + Σ locked.
 """
@@ -60,6 +62,9 @@ class ChainLedger:
         self.locks: dict[str, _Lock] = {}
         self.supply: dict[Asset, Decimal] = {}
         self._rng = world.streams.get(f"ledger:{ledger.value}")
+        self._name = ledger.value  # what each record says (an enum's value is a lookup)
+        self._genesis = chain_formats.GENESIS_SEQUENCE[ledger]
+        self._block_ms = chain_formats.BLOCK_MS[ledger]
 
     # accounts -----------------------------------------------------------------------------
     def open_account(self, label: str) -> str:
@@ -84,20 +89,23 @@ class ChainLedger:
         return True
 
     # operations ---------------------------------------------------------------------------
-    def _finalize(self) -> Op:
-        """Wait the sampled finality latency; the receipt is cut when the ledger closes."""
-        yield self.world.env.timeout(self.finality.sample(self._rng))
-        return self._receipt_now()
+    # Each operation waits ``until_final`` (the sampled finality latency), then cuts its
+    # receipt and applies at once (its ``*_final`` step). The generator forms are what a
+    # saga yields from; the issuer's own progress, which runs as callbacks, waits on the
+    # timeout and calls the ``*_final`` step itself.
+    def until_final(self) -> simpy.Timeout:
+        """The wait for the ledger's close: a timeout of the sampled finality latency."""
+        return self.world.env.timeout(self.finality.sample(self._rng))
 
     def _receipt_now(self) -> Receipt:
         at_ms = self.world.now_ms
         digest = self.world.ids.raw("txhash", 64)
         return Receipt(chain_formats.tx_hash(self.ledger, digest),
-                       chain_formats.ledger_sequence(self.ledger, at_ms), at_ms)
+                       self._genesis + at_ms // self._block_ms, at_ms)  # ledger_sequence
 
     def _record(self, op: str, receipt: Receipt, money: Money, **fields: str | None) -> None:
         self.world.log.append(
-            f"ledger.{op}", ledger=self.ledger.value, txHash=receipt.tx_hash,
+            f"ledger.{op}", ledger=self._name, txHash=receipt.tx_hash,
             ledgerSequence=receipt.ledger_sequence, asset=money.asset.code,
             amount=money.wire_amount(), **fields)
 
@@ -121,7 +129,8 @@ class ChainLedger:
                               asset=money.asset.code, amount=money.wire_amount())
 
     def lock(self, transaction_id: str, account: str, money: Money) -> Op:
-        receipt = yield from self._finalize()
+        yield self.until_final()
+        receipt = self._receipt_now()
         try:
             self._move(account, money, -1)
         except LedgerRefused:
@@ -132,8 +141,8 @@ class ChainLedger:
         return receipt
 
     def return_to_sender(self, transaction_id: str) -> Op:
-        receipt = yield from self._finalize()
-        return self.return_now(transaction_id, receipt)
+        yield self.until_final()
+        return self.return_now(transaction_id, self._receipt_now())
 
     def return_now(self, transaction_id: str, receipt: Receipt | None = None) -> Receipt:
         """Release a lock back to its account; at once when ``receipt`` is None (a cancel)."""
@@ -146,7 +155,8 @@ class ChainLedger:
         return receipt
 
     def transfer_locked(self, transaction_id: str, to_account: str) -> Op:
-        receipt = yield from self._finalize()
+        yield self.until_final()
+        receipt = self._receipt_now()
         lock = self.locks.pop(transaction_id)
         self._move(to_account, lock.money, +1)
         self._record("transfer", receipt, lock.money, transactionId=transaction_id,
@@ -155,7 +165,8 @@ class ChainLedger:
 
     def transfer(self, transaction_id: str, from_account: str, to_account: str,
                  money: Money) -> Op:
-        receipt = yield from self._finalize()
+        yield self.until_final()
+        receipt = self._receipt_now()
         try:
             self._move(from_account, money, -1)
         except LedgerRefused:
@@ -167,7 +178,11 @@ class ChainLedger:
         return receipt
 
     def burn_locked(self, transaction_id: str) -> Op:
-        receipt = yield from self._finalize()
+        yield self.until_final()
+        return self.burn_locked_final(transaction_id)
+
+    def burn_locked_final(self, transaction_id: str) -> Receipt:
+        receipt = self._receipt_now()
         lock = self.locks.pop(transaction_id)
         self.supply[lock.money.asset] -= lock.money.amount
         self._record("burn", receipt, lock.money, transactionId=transaction_id,
@@ -175,7 +190,11 @@ class ChainLedger:
         return receipt
 
     def burn(self, transaction_id: str, account: str, money: Money) -> Op:
-        receipt = yield from self._finalize()
+        yield self.until_final()
+        return self.burn_final(transaction_id, account, money)
+
+    def burn_final(self, transaction_id: str, account: str, money: Money) -> Receipt:
+        receipt = self._receipt_now()
         try:
             self._move(account, money, -1)
         except LedgerRefused:
@@ -186,7 +205,11 @@ class ChainLedger:
         return receipt
 
     def mint(self, transaction_id: str, account: str, money: Money) -> Op:
-        receipt = yield from self._finalize()
+        yield self.until_final()
+        return self.mint_final(transaction_id, account, money)
+
+    def mint_final(self, transaction_id: str, account: str, money: Money) -> Receipt:
+        receipt = self._receipt_now()
         self.supply[money.asset] = self.supply.get(money.asset, Decimal(0)) + money.amount
         self._move(account, money, +1)
         self._record("mint", receipt, money, transactionId=transaction_id, account=account)

@@ -57,12 +57,13 @@ class RtgsAdapter:
         return sum(self.balances.values(), Decimal(0)) + sum(
             (e.amount for e in self.earmarks.values()), Decimal(0))
 
-    def _wait(self) -> Generator[simpy.Event, Any, None]:
-        yield self.world.env.timeout(self.latency.sample(self._rng))
+    def _wait(self) -> simpy.Timeout:
+        """The adapter's answer time: a timeout of the sampled latency."""
+        return self.world.env.timeout(self.latency.sample(self._rng))
 
     def earmark(self, transaction_id: str, payer: str,
                 amount: Decimal) -> Generator[simpy.Event, Any, None]:
-        yield from self._wait()
+        yield self._wait()
         if self.balances.get(payer, Decimal(0)) < amount:
             self.world.log.append("rtgs.refused", transactionId=transaction_id, account=payer,
                                   amountGbp=f"{amount:f}")
@@ -74,7 +75,7 @@ class RtgsAdapter:
 
     def settle(self, transaction_id: str, creditor: str, fee: Decimal,
                settled_by: str) -> Generator[simpy.Event, Any, None]:
-        yield from self._wait()
+        yield self._wait()
         mark = self.earmarks.pop(transaction_id)
         paid = mark.amount - fee
         self.balances[creditor] = self.balances.get(creditor, Decimal(0)) + paid
@@ -84,7 +85,7 @@ class RtgsAdapter:
                               settledBy=settled_by)
 
     def release(self, transaction_id: str) -> Generator[simpy.Event, Any, None]:
-        yield from self._wait()
+        yield self._wait()
         self.release_now(transaction_id)
 
     def release_now(self, transaction_id: str) -> None:

@@ -44,11 +44,18 @@ class IdFactory:
     def __init__(self, streams: Streams, key_secret: bytes = b"") -> None:
         self._streams = streams
         self._key_secret = key_secret
+        self._kinds: dict[str, random.Random] = {}  # the ``ids:<kind>`` streams, by kind
+
+    def _stream(self, kind: str) -> random.Random:
+        stream = self._kinds.get(kind)
+        if stream is None:
+            stream = self._kinds[kind] = self._streams.get(f"ids:{kind}")
+        return stream
 
     def uuid(self, kind: str) -> str:
         """A random-looking (version 4 layout) UUID from the ``ids:<kind>`` stream: the text
         ``str(uuid.UUID(int=bits, version=4))`` gives, without building the object."""
-        bits = self._streams.get(f"ids:{kind}").getrandbits(128)
+        bits = self._stream(kind).getrandbits(128)
         h = "%032x" % (bits & _UUID4_KEEP | _UUID4_SET)
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
@@ -57,10 +64,10 @@ class IdFactory:
         return f"{prefix}_{self.uuid(prefix)}"
 
     def hex(self, kind: str, n_bytes: int) -> str:
-        return self._streams.get(f"ids:{kind}").randbytes(n_bytes).hex()
+        return self._stream(kind).randbytes(n_bytes).hex()
 
     def raw(self, kind: str, n_bytes: int) -> bytes:
-        return self._streams.get(f"ids:{kind}").randbytes(n_bytes)
+        return self._stream(kind).randbytes(n_bytes)
 
     def key(self, kind: str, n_bytes: int) -> bytes:
         """Key material: ``raw(kind, n_bytes)``, sealed with the key secret when there is one."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -73,6 +74,19 @@ def test_lognormal_respects_max_ms(median: int, sigma: float, cap: int, seed: in
 def test_lognormal_median_is_its_median() -> None:
     drawn = sorted(samples(LogNormal(2_000, 0.5), 11, 2_001))
     assert 1_800 < drawn[1_000] < 2_200
+
+
+@settings(max_examples=60)
+@given(st.integers(1, 10**6), st.floats(0, 2), st.one_of(st.none(), st.integers(0, 10**7)),
+       st.integers(0, 2**32))
+def test_lognormal_draws_what_the_standard_librarys_lognormvariate_draws(
+        median: int, sigma: float, cap: int | None, seed: int) -> None:
+    """The log keeps its bytes (issue 18): the sample is the stdlib's draw, rounded and capped."""
+    rng = random.Random(seed)
+    expected = [round(rng.lognormvariate(math.log(median), sigma)) for _ in range(20)]
+    if cap is not None:
+        expected = [min(v, cap) for v in expected]
+    assert samples(LogNormal(median, sigma, cap), seed, 20) == expected
 
 
 def test_different_seeds_give_different_draws() -> None:

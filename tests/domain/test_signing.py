@@ -8,6 +8,8 @@ import hashlib
 import hmac
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clearing_sim.domain.signing import REPLAY_WINDOW_S, sign, signature_header, verify
 
@@ -89,3 +91,16 @@ def test_verify_tolerates_spaces_after_commas() -> None:
 @pytest.mark.parametrize("header", [f"t=²,v1={VECTOR}", f"t={T},v1=é"], ids=repr)
 def test_verify_rejects_a_non_ascii_header_without_raising(header: str) -> None:
     assert verify(SECRET, header, BODY, T) is False
+
+
+@settings(max_examples=100)
+@given(st.lists(st.tuples(st.sampled_from(["whsec_a", "whsec_b"]), st.integers(0, 3),
+                          st.sampled_from([b"", b"{}", b'{"a":1}'])), min_size=1, max_size=8))
+def test_sign_kept_from_the_last_call_is_the_hmac_of_every_call(
+        calls: list[tuple[str, int, bytes]]) -> None:
+    """``sign`` keeps its last answer (issue 18: a simulated webhook is signed and verified
+    with one HMAC); any sequence of calls still gets each call's own HMAC."""
+    for secret, t, body in calls:
+        expected = hmac.new(secret.encode(), f"{t}.".encode() + body, hashlib.sha256)
+        assert sign(secret, t, body) == expected.hexdigest()
+        assert verify(secret, signature_header(secret, t, body), body, t)

@@ -151,6 +151,58 @@ def test_mode_3_instruction_runs_without_execute(cast: Cast) -> None:
     assert not world.log.select("issuer.request", route="POST /instructions/{id}/execute")
 
 
+def test_a_read_answers_the_instructions_status_and_receipt_as_they_are_now(cast: Cast) -> None:
+    """GET /instructions/{id} (Issuer-side contract): the snapshot follows every status
+    change and the receipt; unchanged, two reads answer the same value (it is kept)."""
+    world, gateway = cast.world, _gateway(cast, 3)
+    posted = call(world, gateway.post_instruction("burn", _burn_body(cast, 3),
+                                                  SettlementMode.MODE_3, POLL))
+    ins = gateway.instructions[posted.instruction_id]
+    first = ins.snapshot()
+    assert first is ins.snapshot() and first.status is InstructionStatus.RECEIVED
+    step_until(world, "issuer.instruction", instructionId=ins.id, status="PENDING_APPROVAL")
+    assert ins.snapshot().status is InstructionStatus.PENDING_APPROVAL
+    world.run_all()
+    snap = ins.snapshot()
+    assert ins.receipt is not None
+    assert (snap.status, snap.tx_hash, snap.ledger_sequence, snap.finalized_at_ms) == (
+        InstructionStatus.COMPLETED, ins.receipt.tx_hash, ins.receipt.ledger_sequence,
+        ins.receipt.finalized_at_ms)
+    ins.status = InstructionStatus.FAILED  # a real gateway's client sets it directly
+    assert ins.snapshot().status is InstructionStatus.FAILED
+
+
+def _readers(by_event: bool) -> list[str]:
+    """Three pollers wake at one instant, each reads one instruction and then waits on the
+    answer (``read``) or on a ``get`` process; what each learned, when, in what order."""
+    cast = example_world(5)
+    world, gateway = cast.world, _gateway(cast, 3)
+    posted = [call(world, gateway.post_instruction(
+        "burn", {**_burn_body(cast, 3), "idempotencyKey": str(uuid.UUID(int=n))},
+        SettlementMode.MODE_3, POLL)) for n in range(3)]
+    seen: list[str] = []
+
+    def poller(n: int) -> Any:
+        yield world.env.timeout(1_000)
+        instruction_id = posted[n].instruction_id
+        answer = gateway.read(instruction_id) if by_event \
+            else world.env.process(gateway.get(instruction_id))
+        snap = yield answer
+        seen.append(f"{n} {snap.status} at {world.now_ms}")
+
+    for n in range(3):
+        world.env.process(poller(n))
+    world.run_all()
+    return seen + list(world.log.lines())
+
+
+def test_a_read_answers_as_a_get_process_would_at_the_same_instant_in_the_same_order() -> None:
+    """``read`` (no process) draws each request latency where ``env.process(get(...))``
+    would, so answers, records and the issuer's later draws keep their order (issue 18:
+    the log stays byte for byte)."""
+    assert _readers(by_event=True) == _readers(by_event=False)
+
+
 @pytest.mark.parametrize("mode", [2, 3])
 def test_approved_alone_is_progress_only_and_never_settles(cast: Cast, mode: int) -> None:
     """An issuer's intermediate authorisation is progress only: an instruction that stops

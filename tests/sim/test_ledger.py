@@ -16,9 +16,12 @@ from typing import Any
 
 import pytest
 import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clearing_sim.domain.money import Asset, Money
 from clearing_sim.domain.profile import Ledger
+from clearing_sim.sim import chain_formats
 from clearing_sim.sim.chain_formats import BLOCK_MS, GENESIS_SEQUENCE
 from clearing_sim.sim.examples import example_world, redeem, swap
 from clearing_sim.sim.ledger import ChainLedger, LedgerRefused
@@ -226,3 +229,21 @@ def test_conserved_detects_tokens_from_nowhere(chain: Chain) -> None:
     assert chain.ledger.conserved()
     chain.ledger.balances[chain.b][chain.asset] = Decimal("1.00")
     assert not chain.ledger.conserved()
+
+
+def _base58_digit_by_digit(data: bytes) -> str:
+    n, digits = int.from_bytes(data, "big"), ""
+    while n:
+        n, rem = divmod(n, 58)
+        digits = _B58[rem] + digits
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + digits
+
+
+@settings(max_examples=300)
+@given(st.integers(0, 4).flatmap(
+    lambda zeros: st.binary(max_size=64 - zeros).map(lambda rest: b"\0" * zeros + rest)))
+def test_base58_is_the_digit_by_digit_encoding_and_decodes_back(data: bytes) -> None:
+    """Solana accounts and signatures are base58 (one "1" per leading zero byte); the
+    encoder's four digits per division give the same text as one digit at a time."""
+    assert chain_formats._base58(data) == _base58_digit_by_digit(data)
+    assert b58decode(chain_formats._base58(data)) == data
