@@ -46,11 +46,11 @@ from clearing_sim.domain.ids import (
 )
 from clearing_sim.domain.instruction import InstructionStatus, NormalisedEvent
 from clearing_sim.domain.lifecycle import Trigger
-from clearing_sim.domain.profile import FeedbackChannel, FiatLeg, SettlementMode
+from clearing_sim.domain.profile import FeedbackChannel, FiatLeg, IssuerProfile, SettlementMode
 from clearing_sim.domain.transaction import ChainState, FeeStatus, LegTerms, RtgsState, Transaction
 from clearing_sim.sim.gateway import Gateway
 from clearing_sim.sim.issuer import COMPENSATION_REASON, Snapshot
-from clearing_sim.sim.ledger import LedgerRefused
+from clearing_sim.sim.ledger import ChainLedger, LedgerRefused
 from clearing_sim.sim.rtgs import RtgsRefused
 from clearing_sim.sim.timers import first_of
 
@@ -112,17 +112,18 @@ class Saga:
         self.transferred = False  # Mode 3: the locked tokens sit in the issuer's wallet
         self.refunded = False  # Mode 3: the issuer refunded them to the member's wallet
         self.waiting_on: str | None = None  # the ledger or RTGS write in progress, if any
+        self._source: tuple[ChainLedger, str] | None = None
 
     @property
     def tx(self) -> Transaction:
         return self.world.transactions[self.tx_id]
 
     def start(self) -> None:
-        self.process = self._launch(self._run())
+        self.process = self.world.env.process(self._run())
 
     def resume(self, command_id: CommandId) -> None:
         """After an operator fix: pick up the Burning step where it stopped."""
-        self.process = self._launch(self._resume(self.process, command_id))
+        self.process = self.world.env.process(self._resume(self.process, command_id))
 
     def step_in_progress(self) -> str | None:
         """``"lock"`` or ``"earmark"`` while that write waits for its finality (a cancel
@@ -160,15 +161,9 @@ class Saga:
         ins = sent.gateway.instructions.get(sent.instruction_id)
         return ins is not None and not ins.expired and ins.status in _APPROVED
 
-    def _launch(self, run: Proc) -> simpy.Process:
-        if self.world.forget_terminal:
-            run = self._forgetting(run)
-        return self.world.env.process(run)
-
-    def _forgetting(self, run: Proc) -> Proc:
-        """Run the saga, then forget the transaction if it ended terminal (``forget_terminal``
-        worlds; a cancel forgets it when the interrupted process ends)."""
-        yield from run
+    def _forget_if_terminal(self) -> None:
+        """``forget_terminal`` worlds: once the process ends with the transaction terminal,
+        forget it (a cancel forgets it when the interrupted process ends)."""
         tx = self.world.transactions.get(self.tx_id)
         if tx is not None and tx.terminal:
             self.world.forget(self.tx_id)
@@ -181,7 +176,16 @@ class Saga:
         return self.world.transactions.apply(self.tx_id, trigger, self.world.now_ms, **changes)
 
     def _step_done(self, **changes: Any) -> None:
-        self._update(saga=self.tx.saga.complete_current(self.world.now_ms), **changes)
+        now_ms = self.world.now_ms
+        self.world.transactions.update(self.tx_id, now_ms,
+                                       saga=self.tx.saga.complete_current(now_ms), **changes)
+
+    def _source_wallet(self) -> tuple[ChainLedger, str]:
+        """The sender's ledger and wallet (fixed for the transaction: its first leg's captured
+        profile and the initiator's wallet on that ledger, opened by the first ask)."""
+        if self._source is None:
+            self._source = self.world.source_wallet(self.tx)
+        return self._source
 
     def _note(self, event: NormalisedEvent, **fields: Any) -> None:
         self.world.log.append("saga.event", transactionId=self.tx_id, event=event.value,
@@ -192,22 +196,23 @@ class Saga:
         try:
             yield self.world.env.timeout(self.world.config.intake_ms)
             self._apply(Trigger.VALIDATED)
-            if not (yield from self._lock()):
-                return
-            if not (yield from self._earmark()):
-                return
-            yield from self._burning(self.tx.command_id)
+            if (yield from self._lock()) and (yield from self._earmark()):
+                yield from self._burning(self.tx.command_id)
         except simpy.Interrupt:
-            return  # cancelled: World.cancel has compensated and closed the transaction
+            pass  # cancelled: World.cancel has compensated and closed the transaction
+        if self.world.forget_terminal:
+            self._forget_if_terminal()
 
     def _resume(self, previous: simpy.Process | None, command_id: CommandId) -> Proc:
         if previous is not None and previous.is_alive:
             yield previous  # a Mode 3 refund after parking finishes first
         yield from self._burning(command_id)
+        if self.world.forget_terminal:
+            self._forget_if_terminal()
 
     def _lock(self) -> Proc:
         tx = self.tx
-        ledger, account = self.world.source_wallet(tx)
+        ledger, account = self._source_wallet()
         self.waiting_on = "lock"
         try:
             yield from ledger.lock(tx.id, account, tx.source.amount)
@@ -228,7 +233,7 @@ class Saga:
                                                tx.quote.debit_amount)
         except RtgsRefused:
             self.waiting_on = None
-            ledger, _ = self.world.source_wallet(tx)
+            ledger, _ = self._source_wallet()
             yield from ledger.return_to_sender(tx.id)
             self._apply(Trigger.EARMARK_REFUSED, reason_code="earmark_refused",
                         chain=ChainState.RETURNED_TO_SENDER, fee_status=FeeStatus.WAIVED,
@@ -240,38 +245,42 @@ class Saga:
         return True
 
     def _burning(self, command_id: CommandId) -> Proc:
+        """Each leg in the saga's order (``plan``), each phase by its own step; the first
+        outcome that is not DONE stops the saga. A finished leg's chain state is written
+        before the next leg starts, the last one with the step's completion (one change at
+        the same instant)."""
+        chain: ChainState | None = None
         for phase, terms in plan(self.tx.legs):
-            if self._finished(phase, terms):
+            if chain is not None:
+                self._update(chain=chain)
+                chain = None
+            if terms.leg in self.done_legs or (phase is Phase.PREPARE
+                                               and terms.leg in self.approved):
                 continue
-            outcome = yield from self._phase(phase, terms, command_id)
+            if phase is Phase.COMMIT and terms.mode is SettlementMode.MODE_1:
+                yield from self._co_signed(terms)
+                outcome = LegOutcome.DONE
+            elif phase is Phase.COMMIT:
+                outcome = yield from self._execute(terms, command_id)
+            else:
+                outcome = yield from self._leg(phase, terms, command_id)
             if outcome is not LegOutcome.DONE:
                 yield from self._stop(terms, outcome)
                 return
             if phase is not Phase.PREPARE:
-                self._leg_done(terms)
-        self._step_done()
+                chain = self._leg_done(terms)
+        self._step_done(**({} if chain is None else {"chain": chain}))
         yield from self._settle()
 
-    def _finished(self, phase: Phase, terms: LegTerms) -> bool:
-        if phase is Phase.PREPARE and terms.leg in self.approved:
-            return True
-        return terms.leg in self.done_legs
-
-    def _phase(self, phase: Phase, terms: LegTerms, command_id: CommandId) -> Proc:
-        if phase is Phase.COMMIT and terms.mode is SettlementMode.MODE_1:
-            yield from self._co_signed(terms)
-            return LegOutcome.DONE
-        if phase is Phase.COMMIT:
-            return (yield from self._execute(terms, command_id))
-        return (yield from self._leg(phase, terms, command_id))
-
-    def _leg_done(self, terms: LegTerms) -> None:
+    def _leg_done(self, terms: LegTerms) -> ChainState | None:
+        """Record the leg as done; the chain state it leaves (None: unchanged)."""
         self.done_legs.append(terms.leg)
         self.approved.pop(terms.leg, None)
         if "burn" not in self.done_legs:
-            return  # a Mode 3 mint before a Mode 2 burn: the source is still locked
-        swapped = len(self.done_legs) == len(self.tx.legs) and len(self.tx.legs) == 2
-        self._update(chain=ChainState.MINTED if swapped else ChainState.BURNED)
+            return None  # a Mode 3 mint before a Mode 2 burn: the source is still locked
+        legs = len(self.tx.legs)
+        swapped = len(self.done_legs) == legs == 2
+        return ChainState.MINTED if swapped else ChainState.BURNED
 
     def _settle(self) -> Proc:
         tx = self.tx
@@ -279,8 +288,10 @@ class Saga:
             is FiatLeg.ISSUER_SETTLES_RTGS else "operator"
         yield from self.world.rtgs.settle(tx.id, tx.creditor.participant_id,
                                           tx.quote.platform_fee_amount, settled_by)
-        self._apply(Trigger.PROOF_COMPLETE, rtgs=RtgsState.SETTLED, fee_status=FeeStatus.COLLECTED,
-                    saga=self.tx.saga.complete_current(self.world.now_ms))
+        now_ms = self.world.now_ms
+        self.world.transactions.apply(self.tx_id, Trigger.PROOF_COMPLETE, now_ms,
+                                      rtgs=RtgsState.SETTLED, fee_status=FeeStatus.COLLECTED,
+                                      saga=self.tx.saga.complete_current(now_ms))
 
     # one leg ----------------------------------------------------------------------------
     def _leg(self, phase: Phase, terms: LegTerms, command_id: CommandId) -> Proc:
@@ -292,10 +303,19 @@ class Saga:
             answer = yield from self._reread(terms, sent)
             if answer is not None:
                 return answer
+        profile = self.world.profile_of(terms)
         if phase is Phase.SINGLE and terms.leg == "burn" \
-                and not (yield from self._pre_burn_transfer(terms, gateway)):
+                and not (yield from self._pre_burn_transfer(terms, gateway, profile)):
             return LegOutcome.RELOCK_REFUSED
-        return (yield from self._instruct(phase, terms, gateway, command_id))
+        body = self._instruction_body(terms, gateway, profile, command_id)
+        deadline = self.world.now_ms + profile.approval_sla_ms
+        self.world.log.append("saga.instruction_sent", transactionId=self.tx_id, leg=terms.leg,
+                              issuerId=terms.issuer_id, idempotencyKey=body["idempotencyKey"],
+                              deadlineMs=deadline)
+        snap = yield from gateway.post_instruction(terms.leg, body, terms.mode,
+                                                   profile.feedback_channel)
+        sent = self.pending[terms.leg] = _Sent(gateway, snap.instruction_id, deadline, phase)
+        return (yield from self._await(terms, sent, profile.feedback_channel))
 
     def _reread(self, terms: LegTerms, sent: _Sent) -> Proc:
         """An instruction left from before a park: its answer if it has one or is still moving
@@ -308,7 +328,7 @@ class Saga:
             again = _Sent(sent.gateway, sent.instruction_id,
                           self.world.now_ms + profile.approval_sla_ms, sent.phase)
             self.pending[terms.leg] = again
-            return (yield from self._answer(terms, again))
+            return (yield from self._await(terms, again, profile.feedback_channel))
         del self.pending[terms.leg]
         self.approved.pop(terms.leg, None)  # closed: its approval no longer holds
         return None
@@ -327,18 +347,19 @@ class Saga:
         gateway = self.world.issuers[terms.issuer_id]
         instruction_id = self.approved[terms.leg]
         assert self.tx.rtgs is RtgsState.EARMARKED, "execute only after the earmark"
-        deadline = self.world.now_ms + self.world.profile_of(terms).approval_sla_ms
+        profile = self.world.profile_of(terms)
+        deadline = self.world.now_ms + profile.approval_sla_ms
         sent = self.pending[terms.leg] = _Sent(gateway, instruction_id, deadline, Phase.COMMIT)
         self.world.log.append("saga.execute_sent", transactionId=self.tx_id, leg=terms.leg,
                               instructionId=instruction_id, deadlineMs=deadline)
         yield from gateway.execute(instruction_id)
-        return (yield from self._answer(terms, sent))
+        return (yield from self._await(terms, sent, profile.feedback_channel))
 
     def _co_signed(self, terms: LegTerms) -> Proc:
         """Mode 1: the operator co-signs the burn or mint on the issuer's account."""
         tx = self.tx
         if terms.leg == "burn":
-            ledger, _ = self.world.source_wallet(tx)
+            ledger, _ = self._source_wallet()
             receipt = yield from ledger.burn_locked(tx.id)
             self._note(NormalisedEvent.BURNED, txHash=receipt.tx_hash)
         else:
@@ -346,60 +367,42 @@ class Saga:
             receipt = yield from ledger.mint(tx.id, account, tx.target.amount)
             self._note(NormalisedEvent.MINTED, txHash=receipt.tx_hash)
 
-    def _pre_burn_transfer(self, terms: LegTerms, gateway: Gateway) -> Proc:
+    def _pre_burn_transfer(self, terms: LegTerms, gateway: Gateway,
+                           profile: IssuerProfile) -> Proc:
         tx = self.tx
         if self.transferred:
             return True
-        ledger, account = self.world.source_wallet(tx)
+        ledger, account = self._source_wallet()
         if self.refunded:  # the tokens came back to the member: lock them again first
             try:
                 yield from ledger.lock(tx.id, account, tx.source.amount)
             except LedgerRefused:
                 return False
             self.refunded = False
-        custody = self.world.profile_of(terms).custody_model
-        treasury = gateway.treasury_for(tx.initiator_id, custody)
+        treasury = gateway.treasury_for(tx.initiator_id, profile.custody_model)
         yield from ledger.transfer_locked(tx.id, treasury)
         self.transferred = True
         self._update(chain=ChainState.TRANSFERRED_TO_ISSUER)
         return True
 
-    def _instruct(self, phase: Phase, terms: LegTerms, gateway: Gateway,
-                  command_id: CommandId) -> Proc:
-        tx, profile = self.tx, self.world.profile_of(terms)
-        body = self._instruction_body(terms, gateway, command_id)
-        deadline = self.world.now_ms + profile.approval_sla_ms
-        self.world.log.append("saga.instruction_sent", transactionId=tx.id, leg=terms.leg,
-                              issuerId=terms.issuer_id, idempotencyKey=body["idempotencyKey"],
-                              deadlineMs=deadline)
-        snap = yield from gateway.post_instruction(terms.leg, body, terms.mode,
-                                                   profile.feedback_channel)
-        sent = self.pending[terms.leg] = _Sent(gateway, snap.instruction_id, deadline, phase)
-        return (yield from self._answer(terms, sent))
-
-    def _instruction_body(self, terms: LegTerms, gateway: Gateway,
+    def _instruction_body(self, terms: LegTerms, gateway: Gateway, profile: IssuerProfile,
                           command_id: CommandId) -> dict[str, str]:
         tx = self.tx
         body = {"idempotencyKey": instruction_idempotency_key(command_id, terms.leg),
                 "reference": instruction_reference(tx.id)}
         if terms.leg == "burn":
-            _, wallet = self.world.source_wallet(tx)
+            _, wallet = self._source_wallet()
             if terms.mode is SettlementMode.MODE_3:
-                wallet = gateway.treasury_for(tx.initiator_id,
-                                              self.world.profile_of(terms).custody_model)
+                wallet = gateway.treasury_for(tx.initiator_id, profile.custody_model)
             body.update(sourceWalletId=wallet, amount=tx.source.amount.wire_amount(),
                         assetCode=tx.source.amount.asset.code)
         else:
-            _, source = self.world.source_wallet(tx)
+            _, source = self._source_wallet()
             _, target = self.world.target_wallet(tx)
             body.update(sourceWalletId=source, targetWalletId=target,
                         amount=tx.target.amount.wire_amount(),
                         assetCode=tx.target.amount.asset.code)
         return body
-
-    def _answer(self, terms: LegTerms, sent: _Sent) -> Proc:
-        answer = yield from self._await(sent, self.world.profile_of(terms).feedback_channel)
-        return self._answered(terms, sent, answer) if isinstance(answer, Snapshot) else answer
 
     def _answered(self, terms: LegTerms, sent: _Sent, snap: Snapshot) -> LegOutcome:
         del self.pending[terms.leg]
@@ -410,48 +413,58 @@ class Saga:
             return LegOutcome.DONE
         return self._proof(terms, snap)
 
-    def _await(self, sent: _Sent, channels: tuple[FeedbackChannel, ...]) -> Proc:
+    def _await(self, terms: LegTerms, sent: _Sent,
+               channels: tuple[FeedbackChannel, ...]) -> Proc:
         """Wait for a decisive answer, learned by prompt or poll, strictly before the deadline.
 
         The deadline is one timer for the whole wait; a status read still in progress when
         it fires is abandoned, so the transaction parks at exactly the deadline. A REJECTED
         after the issuer approved breaks the decision-first rule: it is taken as FAILED."""
-        env, inbox = self.world.env, self.world.issuer_inbox
+        world = self.world
+        env, inbox, read = world.env, world.issuer_inbox, sent.gateway.read
+        instruction_id, deadline_ms = sent.instruction_id, sent.deadline_ms
         accept = _APPROVED if sent.phase is Phase.PREPARE else _COMPLETED
         approved = sent.phase is Phase.COMMIT
-        remaining = sent.deadline_ms - self.world.now_ms
+        prompted = FeedbackChannel.SIGNED_WEBHOOK in channels
+        poll_ms = world.config.poll_interval_ms \
+            if FeedbackChannel.POLLABLE_RESOURCE in channels else None
+        remaining = deadline_ms - world.now_ms
         if remaining <= 0:
             return LegOutcome.SILENCE
         deadline = env.timeout(remaining)
         while True:
-            waits: list[simpy.Event] = [deadline]
-            if FeedbackChannel.SIGNED_WEBHOOK in channels:
-                waits.append(inbox.prompt(sent.instruction_id))
-            if FeedbackChannel.POLLABLE_RESOURCE in channels:
-                poll_ms = min(self.world.config.poll_interval_ms, remaining)
-                waits.append(env.timeout(poll_ms))
+            # a poll due before the deadline is always processed first: the deadline need
+            # not watch this round (it would be one more call, for nothing, when it fires)
+            early = poll_ms is not None and poll_ms < remaining
+            waits: list[simpy.Event] = [] if early else [deadline]
+            if prompted:
+                waits.append(inbox.prompt(instruction_id))
+            if poll_ms is not None:
+                waits.append(env.timeout(min(poll_ms, remaining)))
             yield first_of(env, waits)
-            if self.world.now_ms >= sent.deadline_ms:
+            if world.now_ms >= deadline_ms:
                 return LegOutcome.SILENCE  # the deadline wins a tie
-            inbox.consume(sent.instruction_id)
-            read = sent.gateway.read(sent.instruction_id)
-            yield first_of(env, [read, deadline])
-            if not read.triggered or self.world.now_ms >= sent.deadline_ms:
+            inbox.consume(instruction_id)
+            reading = read(instruction_id)
+            yield first_of(env, [reading, deadline])
+            now_ms = world.now_ms
+            if not reading.triggered or now_ms >= deadline_ms:
                 return LegOutcome.SILENCE
-            snap = read.value
+            snap = reading.value
             assert isinstance(snap, Snapshot)
-            remaining = sent.deadline_ms - self.world.now_ms
-            if snap.status in accept:
-                return snap
-            approved = approved or snap.status in _APPROVED
-            if snap.status is _S.REJECTED and approved:
-                self.world.log.append("saga.forbidden_transition", transactionId=self.tx_id,
-                                      instructionId=sent.instruction_id, status="REJECTED",
-                                      after="APPROVED")
+            remaining = deadline_ms - now_ms
+            status = snap.status
+            if status in accept:
+                return self._answered(terms, sent, snap)
+            approved = approved or status in _APPROVED
+            if status is _S.REJECTED and approved:
+                world.log.append("saga.forbidden_transition", transactionId=self.tx_id,
+                                 instructionId=instruction_id, status="REJECTED",
+                                 after="APPROVED")
                 return LegOutcome.FAILED
-            if snap.status is _S.REJECTED:
+            if status is _S.REJECTED:
                 return LegOutcome.REJECTED
-            if snap.status is _S.FAILED:
+            if status is _S.FAILED:
                 return LegOutcome.FAILED
 
     def _proof(self, terms: LegTerms, snap: Snapshot) -> LegOutcome:
@@ -511,7 +524,7 @@ class Saga:
             if not (yield from self._refund(burn, "instruction_rejected")):
                 return False
         else:
-            ledger, _ = self.world.source_wallet(tx)
+            ledger, _ = self._source_wallet()
             yield from ledger.return_to_sender(self.tx_id)
         self._update(chain=ChainState.RETURNED_TO_SENDER)
         yield from self.world.rtgs.release(self.tx_id)
@@ -524,7 +537,7 @@ class Saga:
         value is back in the member's wallet."""
         tx = self.tx
         gateway = self.world.issuers[terms.issuer_id]
-        _, member_wallet = self.world.source_wallet(tx)
+        _, member_wallet = self._source_wallet()
         treasury = gateway.treasury_for(tx.initiator_id, self.world.profile_of(terms).custody_model)
         result = yield from gateway.refund(tx.id, reason, member_wallet, treasury,
                                            tx.source.amount)

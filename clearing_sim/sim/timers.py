@@ -53,7 +53,9 @@ class _FirstOf(simpy.Event):
     """Succeeds with the first of ``events`` to be processed (fails if that one failed).
 
     Unlike a condition it does not take itself off the other events once decided: each
-    still calls it once, for nothing (a waiter's deadline collects one such call per wake)."""
+    still calls it once, for nothing (a waiter's deadline collects one such call per wake).
+    It reads the events' state as ``Event`` itself does (``callbacks`` None once processed,
+    ``_ok``), without a property call per event."""
 
     def __init__(self, env: simpy.Environment, events: list[simpy.Event]) -> None:
         self.env = env  # what ``Event.__init__`` sets, without its call (one per wait)
@@ -61,19 +63,21 @@ class _FirstOf(simpy.Event):
         self._value = PENDING
         fire = self._fire
         for event in events:
-            if event.processed:  # decided at once, as AnyOf is
-                fire(event)
+            if event.callbacks is None:  # processed: decided at once, as AnyOf is
+                fire(event)  # type: ignore[unreachable]  # (typed a list; None once processed)
             else:
                 event.callbacks.append(fire)
 
     def _fire(self, event: simpy.Event) -> None:
         if self._value is not PENDING:  # decided already
             return
-        if event.ok:
-            self.succeed(event)
+        if event._ok:  # what ``succeed`` does, its check made just above
+            self._ok = True
+            self._value = event
+            self.env.schedule(self)
         else:
             event.defused = True
-            error = event.value
+            error = event._value
             assert isinstance(error, Exception)
             self.fail(error)
 

@@ -418,10 +418,12 @@ def test_a_redeem_settles_through_a_real_gateway_on_the_realtime_clock(
         tmp_path: Path) -> None:
     """``serve --clock realtime``: nobody advances the clock; the ticker and each request
     catch the world up with the wall clock (× speed), the saga's calls go to the reference
-    gateway over real HTTP (each slowed by 0.3 s) and the redeem settles; a read during a
-    call is answered at once."""
+    gateway over real HTTP (the instruction POST slowed by 1 s) and the redeem settles; a
+    read during the call is answered without waiting for it (a read queued behind the call
+    would wait most of its second; the bound leaves room for a loaded machine: it once failed
+    at 0.25 s behind a 0.3 s call with the load at 6 on 2 cores)."""
     issuer = ReferenceIssuer(GatewaySettings(mode="MODE_3", step_ms=5))
-    with ServerThread(_Slow(reference_app(issuer), 0.3)) as gateway, \
+    with ServerThread(_Slow(reference_app(issuer), 1.0)) as gateway, \
             served(tmp_path, "--clock", "realtime", "--speed", "20",
                    world=REALTIME_WORLD % {"url": gateway.base_url}) as server:
         auth = {"Authorization": f"Bearer {server.api_key('northbank')}"}
@@ -443,7 +445,7 @@ def test_a_redeem_settles_through_a_real_gateway_on_the_realtime_clock(
     assert tx["lifecycleStatus"] == "settled", tx
     assert clock["data"]["mode"] == "realtime"
     assert len(issuer.instructions) == 1
-    assert max(waits) < 0.25, f"a read waited {max(waits):.2f} s behind a gateway call"
+    assert max(waits) < 0.6, f"a read waited {max(waits):.2f} s behind a gateway call"
     assert "Traceback" not in server.errors
 
 
