@@ -30,9 +30,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pandas as pd  # type: ignore[import-untyped]
 from attrs import frozen
+from msgspec.structs import asdict
 
+from clearing_sim.analysis.columns import Table
 from clearing_sim.domain.timefmt import parse_iso
 from clearing_sim.sim.eventlog import EventLog, Record
 
@@ -86,47 +89,23 @@ _STATUS_COLUMN = {"PENDING_APPROVAL": "pending_approval_ms", "APPROVED": "approv
 _PARK_NOTES = ("ParkedOnSilence", "InstructionFailed", "InstructionRejected")
 
 
-class _Table:
-    """Rows kept as columns (lists), addressed by a key; cheap for millions of rows."""
-
-    def __init__(self, name: str) -> None:
-        self.columns: dict[str, list[Any]] = {c: [] for c, _ in SCHEMAS[name]}
-        self.defaults: dict[str, Any] = {}
-        self.index: dict[Any, int] = {}
-        self.size = 0
-
-    def add(self, key: Any = None, **values: Any) -> int:
-        row = self.size
-        for name, column in self.columns.items():
-            column.append(values.get(name, self.defaults.get(name)))
-        if key is not None:
-            self.index[key] = row
-        self.size += 1
-        return row
-
-    def set(self, row: int, **values: Any) -> None:
-        for name, value in values.items():
-            self.columns[name][row] = value
-
-    def get(self, row: int, name: str) -> Any:
-        return self.columns[name][row]
-
-
 #: Timestamp columns, computed from the ``*_ms`` column they render (epoch + ms).
 _RENDERED = {"initiated_at": "initiated_ms", "terminal_at": "terminal_ms"}
 
 
-def _frame(name: str, columns: dict[str, list[Any]], epoch_ms: int) -> pd.DataFrame:
-    """The frame of a table's columns; each list is released once its Series exists, so a
-    long run's rows are not held twice."""
-    data: dict[str, pd.Series] = {}
-    for column, dtype in SCHEMAS[name]:
-        if column in _RENDERED:
-            ms = data[_RENDERED[column]].astype("Int64") + epoch_ms
-            data[column] = pd.to_datetime(ms, unit="ms", utc=True).astype(dtype)
-        else:
-            data[column] = pd.Series(columns.pop(column), dtype=dtype)
-    return pd.DataFrame(data, copy=False)
+def _table(name: str, defaults: dict[str, Any] | None = None) -> Table:
+    return Table([(c, t) for c, t in SCHEMAS[name] if c not in _RENDERED], defaults)
+
+
+def _frame(name: str, table: Table, epoch_ms: int) -> pd.DataFrame:
+    """The frame of a table's rows, its columns in ``SCHEMAS`` order."""
+    data = table.columns()
+    for column, source in _RENDERED.items():
+        if column in dict(SCHEMAS[name]):
+            ms = data[source].astype("Int64") + epoch_ms
+            data[column] = pd.to_datetime(ms, unit="ms", utc=True).astype(
+                dict(SCHEMAS[name])[column])
+    return pd.DataFrame({column: data.pop(column) for column, _ in SCHEMAS[name]}, copy=False)
 
 
 @frozen
@@ -171,19 +150,18 @@ class _Builder:
         self.wanted = tuple(wanted)
         unknown = [name for name in self.wanted if name not in SCHEMAS]
         assert not unknown, f"unknown frames {unknown}; expected some of {FRAME_NAMES}"
-        self.tables = {name: _Table(name) for name in SCHEMAS}
-        self.tables["transactions"].defaults.update(terminal=False, parked=False,
-                                                    cancelled=False, ever_parked=False)
-        self.tables["instructions"].defaults.update(silent=False, expired=False)
-        self.tables["deliveries"].defaults.update(attempts=0, outcome="pending", arrivals=0,
-                                                  duplicates=0)
+        defaults: dict[str, dict[str, Any]] = {
+            "transactions": dict(terminal=False, parked=False, cancelled=False,
+                                 ever_parked=False),
+            "instructions": dict(silent=False, expired=False),
+            "deliveries": dict(attempts=0, outcome="pending", arrivals=0, duplicates=0)}
+        self.tables = {name: _table(name, defaults.get(name)) for name in SCHEMAS}
         self.epoch_ms = 0
         self.names: dict[str, str] = {}  # participant id → participantName
         self.modes: dict[str, int] = {}  # issuer id → mode of its latest profile
         self.subscription_names: dict[str, str] = {}
         self.member_names: dict[str, str] = {}  # workload key → participantName
         self.legs: dict[str, tuple[str, str | None]] = {}  # transaction → (burn, mint) issuer
-        self._strings: dict[str, str] = {}  # one object per distinct repeated value
         self.last_note: dict[str, str] = {}  # transaction → leg of its last stopping note
         needs = set(self.wanted)
         self.handlers = {
@@ -198,6 +176,21 @@ class _Builder:
             "webhook.arrival": self._arrival, "webhook.delivery_failed": self._failed,
             "webhook.delivery_dropped": self._dropped,
         }
+        #: the lines worth parsing of a kind whose handler uses only some of its records
+        self.hints = {"saga.event": tuple(f'"event":"{note}"' for note in _PARK_NOTES)}
+        #: the only fields read of the records of the commonest kinds (read from a file, the
+        #: others are not even decoded)
+        self.fields = {
+            "transaction.state": ("transactionId", "lifecycleStatus", "trigger",
+                                  "paymentReference", "parked", "terminal", "reason"),
+            "workload.initiated": ("transactionId", "member", "useCase", "sourceIssuerId",
+                                   "targetIssuerId", "sourceAsset", "targetAsset", "amount",
+                                   "feeAmount"),
+            "webhook.event": ("eventId", "subscriptionIds", "transactionId", "type"),
+            "webhook.arrival": ("eventId", "subscriptionId", "copy")}
+        if "attempts" not in needs:  # (the attempts frame reads most of an attempt's fields)
+            self.fields["webhook.attempt"] = ("eventId", "subscriptionId", "attempt",
+                                              "outcome")
         if "saga_steps" not in needs:
             del self.handlers["saga.step"]
         if "instructions" not in needs:
@@ -213,26 +206,16 @@ class _Builder:
         if handler is not None:
             handler(at_ms, fields)
 
-    def _one(self, value: Any) -> Any:
-        """The one object for a repeated string (a long log repeats a few values millions of
-        times; parsed from JSON, each would be its own object)."""
-        if not isinstance(value, str):
-            return value
-        return self._strings.setdefault(value, value)
-
     def build(self) -> Frames:
         subs = self.tables["subscriptions"]
-        subs.columns["subscription"] = [self.subscription_names.get(sid)
-                                        for sid in subs.columns["subscription_id"]]
-        subs.columns["time_to_disable_h"] = [
-            None if d is None or f is None else (d - f) / 3_600_000
-            for d, f in zip(subs.columns["disabled_ms"], subs.columns["failing_since_ms"],
-                            strict=True)]
+        for row in subs.rows():
+            disabled, failing = subs.get(row, "disabled_ms"), subs.get(row, "failing_since_ms")
+            subs.set(row, subscription=self.subscription_names.get(
+                subs.get(row, "subscription_id")), time_to_disable_h=None
+                if disabled is None or failing is None else (disabled - failing) / 3_600_000)
         self.legs.clear()  # what only the reading needed, before the frames are made
         self.last_note.clear()
-        for table in self.tables.values():
-            table.index.clear()
-        return Frames({name: _frame(name, self.tables[name].columns, self.epoch_ms)
+        return Frames({name: _frame(name, self.tables[name], self.epoch_ms)
                        for name in self.wanted})
 
     # who is who ---------------------------------------------------------------------------
@@ -257,28 +240,27 @@ class _Builder:
         if row is None:
             return
         source, target = f["sourceIssuerId"], f.get("targetIssuerId")
-        one = self._one
-        self.legs[f["transactionId"]] = (one(source), one(target))
+        self.legs[f["transactionId"]] = (source, target)
         amount = float(f["amount"])
         tx.set(row, member=self.member_names.get(f["member"], f["member"]),
-               use_case=one(f["useCase"]), mode=self.modes.get(source),
+               use_case=f["useCase"], mode=self.modes.get(source),
                mint_mode=None if target is None else self.modes.get(target),
                source_issuer=self.names.get(source), target_issuer=self.names.get(target)
-               if target is not None else None, source_asset=one(f["sourceAsset"]),
-               target_asset=one(f["targetAsset"]), amount=f["amount"], amount_gbp=amount,
+               if target is not None else None, source_asset=f["sourceAsset"],
+               target_asset=f["targetAsset"], amount=f["amount"], amount_gbp=amount,
                fee_gbp=float(f["feeAmount"]))
 
     def _state(self, at_ms: int, f: Mapping[str, Any]) -> None:
         tx = self.tables["transactions"]
         tid = f["transactionId"]
-        status = self._one(f["lifecycleStatus"])
+        status = f["lifecycleStatus"]
         if f["trigger"] == "initiated":
             tx.add(tid, transaction_id=tid, payment_reference=f["paymentReference"],
                    initiated_ms=at_ms, lifecycle_status=status)
             return
         row = tx.index[tid]
         changes: dict[str, Any] = {"lifecycle_status": status, "parked": f["parked"],
-                                   "terminal": f["terminal"], "reason": self._one(f.get("reason")),
+                                   "terminal": f["terminal"], "reason": f.get("reason"),
                                    "cancelled": status == "cancelled"}
         if status == "in-flight" and tx.get(row, "in_flight_ms") is None:
             changes["in_flight_ms"] = at_ms
@@ -295,12 +277,12 @@ class _Builder:
             leg = self.last_note.get(tid)
             legs = self.legs.get(tid, (None, None))
             issuer = None if leg is None else legs[0] if leg == "burn" else legs[1]
-            changes.update(ever_parked=True, parked_ms=at_ms, park_cause=self._one(f.get("reason")),
+            changes.update(ever_parked=True, parked_ms=at_ms, park_cause=f.get("reason"),
                            park_leg=leg, park_issuer=self.names.get(issuer) if issuer else None,
                            park_mode=self.modes.get(issuer) if issuer else None)
         tx.set(row, **changes)
         if f["terminal"] and not f["parked"]:  # final: nothing can change it any more
-            del tx.index[tid]
+            tx.close(tid)
             self.legs.pop(tid, None)
             self.last_note.pop(tid, None)
 
@@ -310,7 +292,7 @@ class _Builder:
 
     def _step(self, at_ms: int, f: Mapping[str, Any]) -> None:
         self.tables["saga_steps"].add(transaction_id=f["transactionId"], index=f["index"],
-                                      name=self._one(f["name"]), status=self._one(f["status"]),
+                                      name=f["name"], status=f["status"],
                                       at_ms=at_ms)
 
     # instructions -------------------------------------------------------------------------
@@ -320,12 +302,12 @@ class _Builder:
         if status == "RECEIVED":
             table.add(f["instructionId"], instruction_id=f["instructionId"],
                       transaction_id=f["transactionId"],
-                      issuer=self.names.get(f["issuerId"]), leg=self._one(f["leg"]),
+                      issuer=self.names.get(f["issuerId"]), leg=f["leg"],
                       received_ms=at_ms)
             return
         row = table.index[f["instructionId"]]
         if status in _FINAL_INSTRUCTION:
-            table.set(row, final_status=self._one(status), final_ms=at_ms)
+            table.set(row, final_status=status, final_ms=at_ms)
         else:
             table.set(row, **{_STATUS_COLUMN[status]: at_ms})
 
@@ -360,7 +342,7 @@ class _Builder:
         for sid in f["subscriptionIds"]:
             table.add((f["eventId"], sid), event_id=f["eventId"], subscription_id=sid,
                       subscription=self._subscription_name(sid),
-                      transaction_id=f["transactionId"], event_type=self._one(f["type"]),
+                      transaction_id=f["transactionId"], event_type=f["type"],
                       created_ms=at_ms)
 
     def _attempt(self, at_ms: int, f: Mapping[str, Any]) -> None:
@@ -370,9 +352,9 @@ class _Builder:
                 event_id=f["eventId"], subscription_id=sid,
                 subscription=self._subscription_name(sid), attempt=f["attempt"],
                 sent_ms=f["sentAtMs"], learned_ms=at_ms, status=f.get("status"),
-                fault=self._one(f.get("fault")), latency_ms=f.get("latencyMs"),
+                fault=f.get("fault"), latency_ms=f.get("latencyMs"),
                 jitter_ms=f.get("jitterMs", 0), duplicated=bool(f.get("duplicated")),
-                outcome=self._one(f["outcome"]))
+                outcome=f["outcome"])
         table = self.tables["deliveries"]
         row = table.index[(f["eventId"], sid)]
         table.set(row, attempts=f["attempt"])
@@ -419,31 +401,79 @@ def frames_from_log(log: EventLog | Iterable[Record],
     return frames_from_records(_triples(log), frames)
 
 
+#: Characters read from a log file at a time: lines of unwanted kinds are skipped by one
+#: regular-expression scan of the chunk, never split, decoded one by one or parsed.
+_CHUNK = 1 << 20
+
+
+def _marked_lines(path: str | Path, marker: re.Pattern[bytes]) -> Iterator[tuple[bytes, bytes]]:
+    """(line, the marker's first group) per line of the file that holds ``marker``, in order
+    (a line that holds it twice, once); the lines are not decoded."""
+    with Path(path).open("rb") as source:
+        rest = b""
+        while True:
+            chunk = source.read(_CHUNK)
+            text = rest + chunk if chunk else rest + b"\n"
+            cut = text.rfind(b"\n") + 1
+            rest, end = text[cut:], -1
+            for match in marker.finditer(text, 0, cut):
+                if match.start() > end:
+                    end = text.find(b"\n", match.end())
+                    yield text[text.rfind(b"\n", 0, match.start()) + 1:end], match.group(1)
+            if not chunk:
+                return
+
+
 def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
+               hints: Mapping[str, Iterable[str]] | None = None,
+               fields: Mapping[str, Iterable[str]] | None = None,
                ) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
     """(virtual ms, kind, fields) per line of a canonical JSON-lines log, streamed; with
-    ``kinds``, only the records of those kinds.
+    ``kinds``, only the records of those kinds; with ``hints`` (kind → strings), a record of
+    such a kind only if its line holds one of its strings (e.g. ``'"event":"Burned"'``); with
+    ``fields`` (kind → names), only those fields of a record of such a kind (a missing one is
+    None), the others skipped unread.
 
-    A line is parsed only if it holds ``"kind":"<one of kinds>"``: the canonical form writes
-    a record's own kind so, and a string value cannot hold it unescaped, so no wanted record
-    is skipped (a nested key that happens to match is parsed, then dropped by its kind)."""
-    wanted = None if kinds is None else frozenset(kinds)
-    marker = None if wanted is None else re.compile(
-        '"kind":"(?:' + "|".join(re.escape(k) for k in sorted(wanted)) + ')"')
-    with Path(path).open(encoding="utf-8") as lines:
-        for line in lines:
-            if marker is not None and marker.search(line) is None:
-                continue
-            if line.strip():
-                body = json.loads(line)
-                if wanted is None or body["kind"] in wanted:
+    A line is decoded and parsed only if it holds ``"kind":"<one of kinds>"``: the canonical
+    form writes a record's own kind so, and a string value cannot hold it unescaped, so no
+    wanted record is skipped (a nested key that happens to match is parsed, then dropped by
+    its kind)."""
+    if kinds is None:
+        with Path(path).open(encoding="utf-8") as lines:
+            for text in lines:
+                if text.strip():
+                    body = json.loads(text)
                     yield body["at"], body["kind"], body
+        return
+    wanted = frozenset(kinds)
+    needs = {kind.encode(): tuple(h.encode() for h in hint)
+             for kind, hint in (hints or {}).items()}
+    decoders = {kind.encode(): _decoder(kind, names) for kind, names in (fields or {}).items()}
+    marker = re.compile(b'"kind":"(' + b"|".join(re.escape(k.encode()) for k in sorted(wanted))
+                        + b')"')
+    for line, kind in _marked_lines(path, marker):
+        hint = needs.get(kind)
+        if hint and not any(h in line for h in hint):
+            continue
+        decoder = decoders.get(kind)
+        body = json.loads(line.decode()) if decoder is None else asdict(decoder.decode(line))
+        if body["kind"] in wanted:
+            yield body["at"], body["kind"], body
+
+
+def _decoder(kind: str, names: Iterable[str]) -> msgspec.json.Decoder[Any]:
+    """A JSON decoder of a record's ``at``, ``kind`` and the fields ``names`` (each None when
+    missing), which skips every other field without building it."""
+    shape = msgspec.defstruct(f"Line_{kind.replace('.', '_')}",
+                              [("at", int), ("kind", str), *((n, Any, None) for n in names)])
+    return msgspec.json.Decoder(shape)
 
 
 def frames_from_jsonl(path: str | Path, frames: Iterable[str] = FRAME_NAMES) -> Frames:
     """The frames of a log written with ``EventLog.write_jsonl``, read line by line (only
-    the lines of the kinds those frames are built from are parsed)."""
+    the lines of the records those frames are built from are parsed)."""
     builder = _Builder(frames)
-    for at_ms, kind, fields in read_jsonl(path, builder.handlers):
+    for at_ms, kind, fields in read_jsonl(path, builder.handlers, builder.hints,
+                                          builder.fields):
         builder.feed(at_ms, kind, fields)
     return builder.build()

@@ -112,3 +112,45 @@ def test_read_jsonl_with_kinds_parses_only_their_lines_and_misses_none(tmp_path:
     assert [(kind, fields["n"]) for _, kind, fields in read_jsonl(path, ["x.y"])] == \
         [("x.y", 1), ("x.y", 3)]
     assert len(list(read_jsonl(path))) == 4
+
+
+def test_read_jsonl_hints_fields_and_lines_across_chunks(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``hints`` skips a kind's lines without one of its strings; ``fields`` reads only the
+    named fields (None when missing); a line split between two reads of the file, and a last
+    line without its newline, are read whole."""
+    from clearing_sim.analysis import frames
+    from clearing_sim.sim.eventlog import EventLog
+
+    monkeypatch.setattr(frames, "_CHUNK", 7)  # smaller than any line
+    log = EventLog(lambda: 5)
+    log.append("saga.event", event="Burned", n=1)
+    log.append("saga.event", event="ParkedOnSilence", n=2, note="ünï")
+    log.append("x.y", n=3, other={"deep": [1, 2]})
+    log.append("x.y", m=4)
+    path = tmp_path / "log.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        log.write_jsonl(out)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.rstrip("\n"), encoding="utf-8")
+    got = list(frames.read_jsonl(path, ["saga.event", "x.y"],
+                                 hints={"saga.event": ['"event":"ParkedOnSilence"']},
+                                 fields={"x.y": ["n"]}))
+    assert [(kind, dict(f)) for _, kind, f in got] == [
+        ("saga.event", {"at": 5, "event": "ParkedOnSilence", "kind": "saga.event", "n": 2,
+                        "note": "ünï", "seq": 1}),
+        ("x.y", {"at": 5, "kind": "x.y", "n": 3}), ("x.y", {"at": 5, "kind": "x.y", "n": None})]
+
+
+def test_the_metrics_frames_alone_from_a_file_are_those_of_the_run(tmp_path: Path) -> None:
+    """Without the attempts frame, an attempt's line is read for four fields only: the
+    three frames the metrics need are still those of the in-memory run."""
+    from clearing_sim.analysis import run_workload
+    from tests.analysis.conftest import TINY
+
+    run = run_workload(TINY, 0, log=tmp_path / "log.jsonl")
+    names = ("transactions", "deliveries", "subscriptions")
+    from_file = frames_from_jsonl(tmp_path / "log.jsonl", names)
+    assert from_file.names() == names and len(from_file.deliveries) > 0
+    for name in names:
+        pd.testing.assert_frame_equal(from_file[name], run.frames[name])
