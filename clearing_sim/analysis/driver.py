@@ -26,6 +26,7 @@ accepted initiation: the transaction id, member, use case, assets, issuers, amou
 from __future__ import annotations
 
 from collections.abc import Generator
+from itertools import accumulate
 from typing import Any, TextIO
 
 import simpy
@@ -36,6 +37,7 @@ from clearing_sim.service.api import ServiceAPI
 from clearing_sim.service.messages import Request, Response
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.receivers import ReceiverBehaviour
+from clearing_sim.sim.streams import Streams
 from clearing_sim.sim.world import World, WorldConfig
 
 __all__ = ["SetupRefused", "WorkloadDriver", "simulate"]
@@ -67,6 +69,37 @@ def _receiver_behaviour(spec: ReceiverLoad, status: int, until_ms: int | None = 
                              p_jitter=spec.reorder, **extra)
 
 
+class _Picks:
+    """One member's draws, made once: its streams, the use cases and source assets with
+    their cumulative weights (``random.choices`` makes the same list from the weights on
+    every call; given it, it draws the same), and each source's swap targets."""
+
+    def __init__(self, member: MemberLoad, streams: Streams) -> None:
+        self.member = member
+        self.mix = streams.get(f"workload:{member.key}:mix")
+        self.asset = streams.get(f"workload:{member.key}:asset")
+        self.amount = streams.get(f"workload:{member.key}:amount")
+        self.use_cases = [use_case for use_case, _ in member.mix]
+        self.use_case_weights = list(accumulate(weight for _, weight in member.mix))
+        self.codes = [code for code, _ in member.assets]
+        self.code_weights = list(accumulate(weight for _, weight in member.assets))
+        self._targets: dict[str, tuple[list[str], list[float]]] = {}
+
+    def swap_targets(self, source: Asset,
+                     assets: dict[str, Asset]) -> tuple[list[str], list[float]]:
+        """The assets a swap from ``source`` may go to (the member's other assets of its
+        currency with a weight, else any other), and their cumulative weights."""
+        found = self._targets.get(source.code)
+        if found is None:
+            others = [(c, w) for c, w in self.member.assets if c != source.code
+                      and assets[c].currency == source.currency and w > 0]
+            if not others:
+                others = [(c, 1.0) for c in self.codes if c != source.code]
+            found = self._targets[source.code] = (
+                [c for c, _ in others], list(accumulate(w for _, w in others)))
+        return found
+
+
 class WorkloadDriver:
     """``log_sink``: stream the event log there, keeping no record in memory, and forget each
     transaction's bookkeeping once it ended (``World``'s ``retain_log`` and
@@ -95,6 +128,7 @@ class WorkloadDriver:
         self.subscriptions = {hook.key: self._subscribe(hook) for hook in workload.webhooks}
         self.initiated = 0
         self.refused = 0
+        self._member_picks: dict[str, _Picks] = {}
 
     # set-up -------------------------------------------------------------------------------
     def _subscribe(self, hook: WebhookLoad) -> str:
@@ -163,24 +197,21 @@ class WorkloadDriver:
             n += 1
             self._initiate(member, n)
 
+    def _picks(self, member: MemberLoad) -> _Picks:
+        picks = self._member_picks.get(member.key)
+        if picks is None:
+            picks = self._member_picks[member.key] = _Picks(member, self.world.streams)
+        return picks
+
     def _initiate(self, member: MemberLoad, n: int) -> None:
-        streams = self.world.streams
-        use_cases = [use_case for use_case, _ in member.mix]
-        use_case = streams.get(f"workload:{member.key}:mix").choices(
-            use_cases, [weight for _, weight in member.mix])[0]
-        pick = streams.get(f"workload:{member.key}:asset")
-        codes = [code for code, _ in member.assets]
-        weights = [weight for _, weight in member.assets]
-        source = self.assets[pick.choices(codes, weights)[0]]
+        picks = self._picks(member)
+        use_case = picks.mix.choices(picks.use_cases, cum_weights=picks.use_case_weights)[0]
+        source = self.assets[picks.asset.choices(picks.codes, cum_weights=picks.code_weights)[0]]
         target: Asset | None = None
         if use_case == "swap":
-            others = [(c, w) for c, w in member.assets if c != source.code
-                      and self.assets[c].currency == source.currency and w > 0]
-            if not others:
-                others = [(c, 1.0) for c in codes if c != source.code]
-            target = self.assets[pick.choices([c for c, _ in others],
-                                              [w for _, w in others])[0]]
-        amount = member.amount.sample(streams.get(f"workload:{member.key}:amount"))
+            codes, weights = picks.swap_targets(source, self.assets)
+            target = self.assets[picks.asset.choices(codes, cum_weights=weights)[0]]
+        amount = member.amount.sample(picks.amount)
         reference = f"WL-{member.key}-{n:07d}"
         wire_amount = f"{amount:f}"
         body = {"useCase": use_case, "paymentReference": reference,
@@ -190,14 +221,16 @@ class WorkloadDriver:
                            "asset": {"code": source.currency} if target is None
                            else {"code": target.code, "issuer": target.issuer}}}
         response = self._call("POST", "/api/v1/transactions", self.keys[member.key], body)
+        # the answer as the door built it (the same value its bytes encode): not decoded again
+        answer = response.payload if response.payload is not None else response.json()
         if response.status != 201:
             self.refused += 1
             self.world.log.append("workload.refused", member=member.key, paymentReference=reference,
                                   useCase=use_case, status=response.status,
-                                  codes=[e["code"] for e in response.json()["errors"]])
+                                  codes=[e["code"] for e in answer["errors"]])
             return
         self.initiated += 1
-        data = response.json()["data"]
+        data = answer["data"]
         participants = self.world.participants
         source_issuer = participants.issuer_of(source)
         target_issuer = participants.issuer_of(target) if target is not None else None

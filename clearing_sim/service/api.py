@@ -128,7 +128,7 @@ class ServiceAPI:
 
     def _respond(self, status: int, payload: dict[str, Any], version: str) -> Response:
         headers = (("Content-Type", "application/json"), ("Service-Version", version))
-        return Response(status, headers, encode_json(payload))
+        return Response(status, headers, encode_json(payload), payload)
 
     def _log(self, request: Request, response: Response, principal: Principal | None,
              command_id: str, replayed: bool) -> None:

@@ -65,6 +65,8 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def text_problem(text: str) -> str | None:
     """Why ``text`` is not a canonical string (UTF-8-encodable, NFC), or None."""
+    if text.isascii():  # a flag of the string, no scan: ASCII is always UTF-8 and NFC
+        return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -82,28 +84,41 @@ def check_text(param: str, text: str) -> None:
         raise InvalidRequest.one(param, "invalid_string", f"{param} {why}")
 
 
+def _path(parent: str, key: str | int | None) -> str:
+    """The path of a member (``key`` a name) or an item (``key`` an index) of ``parent``."""
+    if key is None:
+        return parent
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    return (f"{parent}.{key}" if parent else key)[:200]
+
+
 def _check_value(value: Any) -> None:
-    """Every string canonical and at most ``DEPTH_MAX`` levels, iteratively (no recursion)."""
-    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    """Every string canonical and at most ``DEPTH_MAX`` levels, iteratively (no recursion).
+
+    A value's path is formatted only when it is needed (a container's members, a problem):
+    most values are ASCII strings, which are canonical."""
+    stack: list[tuple[Any, str, str | int | None, int]] = [(value, "", None, 0)]
     while stack:
-        item, path, depth = stack.pop()
+        item, parent, key, depth = stack.pop()
         if isinstance(item, str):
-            why = text_problem(item)
+            why = None if item.isascii() else text_problem(item)
             if why is not None:
+                path = _path(parent, key)
                 raise _Refused(f"{path or 'the body'} {why}", path or None, "invalid_string")
         elif isinstance(item, dict | list):
             if depth >= DEPTH_MAX:
                 raise _Refused(f"the body nests arrays and objects more than {DEPTH_MAX} "
                                "levels deep")
+            path = _path(parent, key)
             if isinstance(item, list):
-                stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(item))
+                stack.extend((v, path, i, depth + 1) for i, v in enumerate(item))
                 continue
             for name, member in item.items():
-                at = f"{path}.{name}" if path else name
-                why = text_problem(name)
+                why = None if name.isascii() else text_problem(name)
                 if why is not None:
                     raise _Refused(f"a member name {why}", path or None, "invalid_string")
-                stack.append((member, at[:200], depth + 1))
+                stack.append((member, path, name, depth + 1))
 
 
 def parse_json_object(raw: bytes, *, empty_ok: bool = False) -> dict[str, Any]:

@@ -101,14 +101,17 @@ class Route:
     credentials: tuple[CredentialKind, ...] = _BOTH
     public: bool = False
     sandbox_only: bool = False
+    #: the template's segments and whether the method changes state, made once per row
+    segments: tuple[str, ...] = field(init=False, eq=False, repr=False)
+    mutating: bool = field(init=False, eq=False, repr=False)
 
-    @property
-    def mutating(self) -> bool:
-        return self.method in ("POST", "PUT", "PATCH", "DELETE")
-
-    @property
-    def segments(self) -> tuple[str, ...]:
+    @segments.default
+    def _split(self) -> tuple[str, ...]:
         return tuple(self.template.strip("/").split("/"))
+
+    @mutating.default
+    def _changes_state(self) -> bool:
+        return self.method in ("POST", "PUT", "PATCH", "DELETE")
 
     def match(self, path: str) -> dict[str, str] | None:
         parts = path.strip("/").split("/") if path.startswith("/") else None

@@ -92,5 +92,6 @@ class IdempotencyStore:
 
     def store(self, scope: str, key: str, request: Request, response: Response,
               now_ms: int) -> None:
-        kept = redact_secrets(response) if scope == ANONYMOUS else response
+        kept = redact_secrets(response) if scope == ANONYMOUS \
+            else Response(response.status, response.headers, response.body)  # bytes only
         self._entries[(scope, key)] = _Entry(fingerprint(request), kept, now_ms)

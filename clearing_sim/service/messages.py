@@ -13,7 +13,7 @@ import json
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from attrs import frozen
+from attrs import field, frozen
 
 from clearing_sim.domain.jsontext import compact_encoder
 
@@ -69,9 +69,15 @@ class Request:
 
 @frozen
 class Response:
+    """An answer: status, headers and the exact bytes of its body. ``payload`` is the JSON
+    value the door encoded ``body`` from (``None`` for an answer made from bytes): a caller
+    in the same process (the workload driver) reads it instead of decoding the bytes again.
+    It is not compared, and nothing changes it."""
+
     status: int
     headers: Headers
     body: bytes
+    payload: Any = field(default=None, eq=False, repr=False)
 
     def header(self, name: str) -> str | None:
         return _find(self.headers, name)

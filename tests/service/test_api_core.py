@@ -189,3 +189,13 @@ def test_every_request_is_one_api_request_record(svc: Service) -> None:
     records = svc.world.log.select("api.request")[before:]
     assert [(r["status"], r.get("codes")) for r in records] == [
         (200, None), (401, ["authentication_required"])]
+
+
+def test_the_answer_payload_is_the_value_its_bytes_encode(svc: Service) -> None:
+    """The driver reads ``payload`` instead of decoding the bytes: it must be that value."""
+    created = svc.call("POST", TX, svc.member.key, svc.redeem_body())
+    refused = svc.call("POST", TX, svc.member.key, {"useCase": "redeem"})
+    listed = svc.call("GET", TX, svc.member.key)
+    for response in (created, refused, listed):
+        assert response.payload is not None
+        assert response.payload == response.json()

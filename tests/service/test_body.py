@@ -1,0 +1,76 @@
+"""The body decoder's value check: the same verdict and message as the plain walk it
+replaced (every path formatted up front), on any JSON value (docs/semantics.md, "Hostile
+input": every string canonical, at most ``DEPTH_MAX`` levels)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clearing_sim.service import body
+from clearing_sim.service.body import DEPTH_MAX, text_problem
+
+
+def _reference_check(value: Any) -> None:
+    """The walk as it was before paths were formatted lazily (the reference)."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, str):
+            why = text_problem(item)
+            if why is not None:
+                raise body._Refused(f"{path or 'the body'} {why}", path or None,
+                                    "invalid_string")
+        elif isinstance(item, dict | list):
+            if depth >= DEPTH_MAX:
+                raise body._Refused(f"the body nests arrays and objects more than {DEPTH_MAX} "
+                                    "levels deep")
+            if isinstance(item, list):
+                stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(item))
+                continue
+            for name, member in item.items():
+                at = f"{path}.{name}" if path else name
+                why = text_problem(name)
+                if why is not None:
+                    raise body._Refused(f"a member name {why}", path or None, "invalid_string")
+                stack.append((member, at[:200], depth + 1))
+
+
+def _verdict(check: Any, value: Any) -> tuple[str, str | None, str] | None:
+    try:
+        check(value)
+    except body._Refused as refused:
+        return str(refused), refused.param, refused.code
+    return None
+
+
+# ASCII, accented (NFC and not), lone surrogates, long names: every branch of the check
+_texts = st.one_of(st.text(max_size=8), st.sampled_from(["e\u0301", "\u00e9", "\ud800", "x" * 250]))
+_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), _texts),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(_texts, inner, max_size=4)),
+    max_leaves=30)
+
+
+@given(_values)
+@settings(max_examples=400)
+def test_check_value_same_verdict_as_the_plain_walk(value: Any) -> None:
+    assert _verdict(body._check_value, value) == _verdict(_reference_check, value)
+
+
+def test_check_value_depth_bound_same_verdict() -> None:
+    deep: Any = "x"
+    for _ in range(DEPTH_MAX + 1):
+        deep = {"a": [deep]}
+    assert _verdict(body._check_value, deep) == _verdict(_reference_check, deep)
+    assert _verdict(body._check_value, deep) is not None
+
+
+def test_text_problem_ascii_is_canonical_and_others_still_checked() -> None:
+    assert text_problem("plain ASCII \x00 text") is None
+    assert text_problem("\u00e9") is None
+    assert text_problem("e\u0301") == "is not in Unicode Normalization Form C"
+    assert "lone surrogate" in (text_problem("a\ud800") or "")
