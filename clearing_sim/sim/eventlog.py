@@ -23,15 +23,15 @@ import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
-from clearing_sim.domain.jsontext import compact_encoder
+from clearing_sim.domain.jsontext import canonical_encoder
 
 __all__ = ["EventLog", "JsonValue", "LogNotRetained", "Record"]
 
 JsonValue = str | int | bool | None | list[Any] | dict[str, Any]
 
 
-#: The canonical form's encoder, made once (``json.dumps`` with options builds one per call).
-_encode = compact_encoder(sort_keys=True, ensure_ascii=False)
+#: The canonical form's encoder, made once: UTF-8 bytes, as hashed and written.
+_encode = canonical_encoder()
 
 
 class Record:
@@ -67,6 +67,10 @@ class Record:
         return self.fields.get(name, default)
 
     def canonical(self) -> str:
+        return self.canonical_bytes().decode()
+
+    def canonical_bytes(self) -> bytes:
+        """The canonical line, UTF-8 encoded (what the digest hashes)."""
         return _encode({"at": self.at_ms, "seq": self.seq, "kind": self.kind, **self.fields})
 
 
@@ -99,11 +103,11 @@ class EventLog:
             self._records.append(record)
         if self._sink is not None:
             assert self._hash is not None
-            line = record.canonical()
+            line = record.canonical_bytes()
             if record.seq:
                 self._hash.update(b"\n")
-            self._hash.update(line.encode())
-            self._sink.write(line + "\n")
+            self._hash.update(line)
+            self._sink.write(line.decode() + "\n")
         calls = self._calls.get(kind)
         if calls is None:
             calls = self._calls[kind] = tuple(
@@ -155,10 +159,10 @@ class EventLog:
         if self._hash is not None:
             return self._hash.copy().hexdigest()
         h = hashlib.sha256()
-        for i, line in enumerate(self.lines()):
+        for i, record in enumerate(self._kept()):
             if i:
                 h.update(b"\n")
-            h.update(line.encode())
+            h.update(record.canonical_bytes())
         return h.hexdigest()
 
     def write_jsonl(self, out: TextIO) -> None:

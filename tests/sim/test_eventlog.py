@@ -165,3 +165,42 @@ def test_a_listener_for_one_kind_hears_only_it_and_unlisten_stops_any_listener()
     assert every == ["a.b", "c.d"] and some == ["a.b"]
     with pytest.raises(ValueError):
         log.unlisten(hear_some)
+
+
+def _floats(value: object, path: str) -> list[str]:
+    if isinstance(value, float):
+        return [path]
+    if isinstance(value, dict):
+        return [f for k, v in value.items() for f in _floats(v, f"{path}.{k}")]
+    if isinstance(value, list | tuple):
+        return [f for i, v in enumerate(value) for f in _floats(v, f"{path}[{i}]")]
+    return []
+
+
+def test_the_log_holds_no_float_across_the_scenario_library_and_a_workload(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The canonical form (``jsontext.canonical_encoder``) is ``json.dumps``'s byte for byte
+    for every value but floats: every record of the scenario library's runs and of the
+    analysts' mixed workload (swaps, drawn outcomes, webhooks, a receiver outage) is free
+    of them (amounts are decimal strings, times integer milliseconds)."""
+    from click.testing import CliRunner
+
+    from clearing_sim.analysis.driver import WorkloadDriver
+    from clearing_sim.analysis.loader import load_workload
+    from clearing_sim.cli import main
+
+    found: list[str] = []
+    kinds: set[str] = set()
+    append = EventLog.append
+
+    def scanning(self: EventLog, kind: str, /, **fields: object) -> Record:
+        kinds.add(kind)
+        found.extend(_floats(fields, kind))
+        return append(self, kind, **fields)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(EventLog, "append", scanning)
+    root = Path(__file__).resolve().parents[2]
+    result = CliRunner().invoke(main, ["run", str(root / "scenarios")])
+    assert result.exit_code == 0, result.output
+    WorkloadDriver(load_workload(root / "notebooks" / "inputs" / "mixed.yaml"), 0).run()
+    assert len(kinds) > 40 and found == []
