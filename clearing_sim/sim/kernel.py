@@ -1,0 +1,74 @@
+"""The SimPy environment a world runs on: SimPy's own, with fewer Python calls per event.
+
+Public names: ``Kernel``, ``Timeout``.
+
+``Kernel`` is a ``simpy.Environment``: the same queue of (time, priority, event id, event),
+the same events, processed in the same order. Only how it gets through them costs less, for
+the ~31 kernel events a redeem takes:
+
+- ``run()`` until nothing is left pops each event and calls its callbacks in one loop, where
+  SimPy's ``run`` calls ``step`` once per event (``run(until=...)`` is SimPy's own);
+- ``timeout`` makes a ``Timeout`` (a ``simpy.Timeout``) that pushes itself onto the queue
+  with exactly the key ``schedule`` would give it, without that call;
+- the world reads the clock as the plain attribute ``_now`` (``now`` is a property: a
+  Python call per read, ~50 reads a redeem). Virtual time is whole milliseconds: every
+  delay the engine schedules is an ``int``.
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+from typing import TYPE_CHECKING, Any
+
+import simpy
+from simpy.core import BoundClass, SimTime, StopSimulation
+from simpy.events import NORMAL, Event, EventPriority
+
+__all__ = ["Kernel", "Timeout"]
+
+
+class Timeout(simpy.Timeout):
+    """``simpy.Timeout`` scheduling itself: ``(now + delay, NORMAL, next id, self)``."""
+
+    def __init__(self, env: Kernel, delay: SimTime, value: Any | None = None) -> None:
+        if delay < 0:
+            raise ValueError(f"Negative delay {delay}")
+        self.env = env
+        self.callbacks = []
+        self._value = value
+        self._delay = delay
+        self._ok = True
+        heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), self))
+
+
+class Kernel(simpy.Environment):
+    """A ``simpy.Environment`` with a run loop that steps inline (see the module's text)."""
+
+    if TYPE_CHECKING:  # what the bound class below is, as ``simpy.Environment`` types it
+        def timeout(self, delay: SimTime = 0, value: Any | None = None) -> Timeout: ...
+    else:
+        timeout = BoundClass(Timeout)
+
+    def run(self, until: float | Event | None = None) -> Any | None:
+        """``Environment.run``; without ``until``, each ``step`` inlined in the loop."""
+        if until is not None:
+            return super().run(until)
+        queue = self._queue
+        try:
+            while queue:
+                self._now, _, _, event = heappop(queue)
+                callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
+                for callback in callbacks:
+                    callback(event)
+                if not event._ok and not hasattr(event, "_defused"):
+                    # as ``step``: a failed event nobody defused crashes the run
+                    exc = type(event._value)(*event._value.args)
+                    exc.__cause__ = event._value
+                    raise exc
+        except StopSimulation as stop:
+            # as ``step``: an ``until`` left from an earlier run; its event keeps the
+            # callbacks it had not called yet
+            event.callbacks = callbacks[callbacks.index(callback) + 1:]
+            self.schedule(event, EventPriority(-1))
+            return stop.args[0]
+        return None
