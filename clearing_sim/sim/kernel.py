@@ -24,6 +24,7 @@ fractional time cannot be packed and raises ``TypeError`` where it is scheduled)
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from types import MethodType
 from typing import TYPE_CHECKING, Any
 
 import simpy
@@ -63,6 +64,15 @@ class Kernel(simpy.Environment):
         super().__init__(initial_time)
         self._keys: list[int] = []  # a heap; SimPy's own ``_queue`` stays empty
         self._due: dict[int, Event] = {}
+        # SimPy binds ``process``, ``event``, ``timeout``... to the instance once, but only
+        # those in the instance's own class: bind the inherited ones too (else each
+        # ``env.event()`` goes through ``BoundClass.__get__``, a Python call), the base's
+        # first so that the kernel's own ``timeout`` wins. (Never ``vars(self)`` here: it
+        # would turn the instance's attributes into a real dict, every read of them slower.)
+        for klass in reversed(type(self).__mro__):
+            for name, attribute in vars(klass).items():
+                if type(attribute) is BoundClass:
+                    setattr(self, name, MethodType(attribute.cls, self))
 
     if TYPE_CHECKING:  # what the bound class below is, as ``simpy.Environment`` types it
         def timeout(self, delay: SimTime = 0, value: Any | None = None) -> Timeout: ...

@@ -171,3 +171,12 @@ def test_an_interrupted_run_until_a_time_leaves_nothing_behind() -> None:
         env.run(until=4)
     env.run()
     assert env.now == 10
+
+
+def test_every_event_factory_is_bound_once() -> None:
+    """``env.event()``, ``env.process()`` and the rest are bound to the instance at its
+    creation, SimPy's own and the kernel's ``timeout`` alike (no descriptor call per use)."""
+    env = Kernel()
+    for name in ("event", "process", "timeout", "all_of", "any_of"):
+        assert getattr(env, name) is getattr(env, name), name  # the same bound object
+    assert isinstance(env.timeout(1), Timeout) and type(env.event()) is simpy.Event
