@@ -143,7 +143,7 @@ class Saga:
         """The leg whose issuer decides next (an armed ``rejected`` applies to it): the
         first instructed leg, in the saga's order, whose issuer has not decided yet."""
         for phase, terms in plan(self.tx.legs):
-            if phase is not Phase.COMMIT and terms.leg not in self.done_legs \
+            if phase is not _COMMIT and terms.leg not in self.done_legs \
                     and not self._prepared(terms.leg):
                 return terms
         return None
@@ -155,7 +155,7 @@ class Saga:
         for phase, terms in plan(self.tx.legs):
             if not terms.mode.has_instructions or terms.leg in self.done_legs:
                 continue
-            if phase is Phase.PREPARE and self._prepared(terms.leg):
+            if phase is _PREPARE and self._prepared(terms.leg):
                 continue
             return terms
         return None
@@ -313,7 +313,7 @@ class Saga:
             if answer is not None:
                 return answer
         profile = self.world.profile_of(terms)
-        if phase is Phase.SINGLE and terms.leg == "burn" \
+        if phase is _SINGLE and terms.leg == "burn" \
                 and not (yield from self._pre_burn_transfer(terms, gateway, profile)):
             return LegOutcome.RELOCK_REFUSED
         body = self._instruction_body(terms, gateway, profile, command_id)
@@ -330,7 +330,7 @@ class Saga:
         """An instruction left from before a park: its answer if it has one or is still moving
         on chain; None once it is closed at the issuer (the caller instructs anew)."""
         snap = yield from sent.gateway.get(sent.instruction_id)
-        if snap.status in (_APPROVED if sent.phase is Phase.PREPARE else _COMPLETED):
+        if snap.status in (_APPROVED if sent.phase is _PREPARE else _COMPLETED):
             return self._answered(terms, sent, snap)
         if not sent.gateway.expire(sent.instruction_id):  # already moving on chain: await it
             profile = self.world.profile_of(terms)
@@ -350,15 +350,15 @@ class Saga:
             if answer is not None:
                 return answer
         if terms.leg not in self.approved:  # closed at the issuer since: decide again
-            outcome = yield from self._leg(Phase.PREPARE, terms, command_id)
-            if outcome is not LegOutcome.DONE:
+            outcome = yield from self._leg(_PREPARE, terms, command_id)
+            if outcome is not _DONE:
                 return outcome
         gateway = self.world.issuers[terms.issuer_id]
         instruction_id = self.approved[terms.leg]
         assert self.tx.rtgs is RtgsState.EARMARKED, "execute only after the earmark"
         profile = self.world.profile_of(terms)
         deadline = self.world.now_ms + profile.approval_sla_ms
-        sent = self.pending[terms.leg] = _Sent(gateway, instruction_id, deadline, Phase.COMMIT)
+        sent = self.pending[terms.leg] = _Sent(gateway, instruction_id, deadline, _COMMIT)
         self.world.log.append("saga.execute_sent", transactionId=self.tx_id, leg=terms.leg,
                               instructionId=instruction_id, deadlineMs=deadline)
         yield from gateway.execute(instruction_id)
@@ -415,11 +415,11 @@ class Saga:
 
     def _answered(self, terms: LegTerms, sent: _Sent, snap: Snapshot) -> LegOutcome:
         del self.pending[terms.leg]
-        if sent.phase is Phase.PREPARE:
+        if sent.phase is _PREPARE:
             self.approved[terms.leg] = snap.instruction_id
             self.world.log.append("saga.approved", transactionId=self.tx_id, leg=terms.leg,
                                   instructionId=snap.instruction_id)
-            return LegOutcome.DONE
+            return _DONE
         return self._proof(terms, snap)
 
     def _await(self, terms: LegTerms, sent: _Sent,
@@ -482,7 +482,7 @@ class Saga:
         event = NormalisedEvent.BURNED if terms.leg == "burn" else NormalisedEvent.MINTED
         self._note(event, txHash=snap.tx_hash, ledgerSequence=snap.ledger_sequence,
                    instructionId=snap.instruction_id)
-        return LegOutcome.DONE
+        return _DONE
 
     # stopping -----------------------------------------------------------------------------
     def _stop(self, terms: LegTerms, outcome: LegOutcome) -> Proc:
