@@ -81,8 +81,11 @@ def initiate(ctx: Context) -> Reply:
     agent_ref = read_agent_ref(f)
     f.done()
     assert request is not None
-    amount = ctx.world.check_initiation(ctx.caller.id, request)
-    agent_id = authorise_agent(ctx, agent_ref, "initiateTransaction", amount)
+    agent_id = None
+    if agent_ref is not None:  # the mandate's cap needs the amount before anything acts
+        amount = ctx.world.check_initiation(ctx.caller.id, request)
+        agent_id = authorise_agent(ctx, agent_ref, "initiateTransaction", amount)
+    # ``world.initiate`` validates (the same checks, the same errors) before it acts
     tx = ctx.world.initiate(ctx.caller.id, request, CommandId(ctx.command_id), agent_id)
     return Reply(201, _full(ctx, tx))
 
