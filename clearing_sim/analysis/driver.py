@@ -220,9 +220,10 @@ class WorkloadDriver:
                 "target": {"amount": wire_amount,
                            "asset": {"code": source.currency} if target is None
                            else {"code": target.code, "issuer": target.issuer}}}
-        response = self._call("POST", "/api/v1/transactions", self.keys[member.key], body)
-        # the answer as the door built it (the same value its bytes encode): not decoded again
-        answer = response.payload if response.payload is not None else response.json()
+        response = self._call("POST", "/api/v1/transactions", self.keys[member.key], body,
+                              encode=False)
+        # the answer as the door built it: its bytes are never encoded, nor decoded again
+        answer = response.payload
         if response.status != 201:
             self.refused += 1
             self.world.log.append("workload.refused", member=member.key, paymentReference=reference,
@@ -244,8 +245,10 @@ class WorkloadDriver:
             amount=wire_amount, receiveAmount=data["receiveAmount"],
             feeAmount=data["platformFeeAmount"])
 
-    def _call(self, method: str, path: str, token: str, body: Any) -> Response:
-        return self.api.handle(Request.build(method, path, token=token, json_body=body))
+    def _call(self, method: str, path: str, token: str, body: Any,
+              encode: bool = True) -> Response:
+        return self.api.handle(Request.build(method, path, token=token, json_body=body),
+                               encode=encode)
 
 
 def simulate(workload: Workload, seed: int) -> World:

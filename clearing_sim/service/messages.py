@@ -67,20 +67,51 @@ class Request:
         return next((value for key, value in self.query if key == name), None)
 
 
-@frozen
+@frozen(eq=False)
 class Response:
     """An answer: status, headers and the exact bytes of its body. ``payload`` is the JSON
     value the door encoded ``body`` from (``None`` for an answer made from bytes): a caller
     in the same process (the workload driver) reads it instead of decoding the bytes again.
-    It is not compared, and nothing changes it."""
+    It is not compared, and nothing changes it.
+
+    ``Response.deferred(status, headers, payload)`` is an answer whose bytes are encoded
+    (``encode_json``) when ``body`` is first read, and kept: the same bytes as encoding at
+    once, for a caller that holds the payload unchanged meanwhile and may never read them
+    (the workload driver, ``ServiceAPI.handle(request, encode=False)``)."""
 
     status: int
     headers: Headers
-    body: bytes
-    payload: Any = field(default=None, eq=False, repr=False)
+    _body: bytes | None = field(alias="body")
+    payload: Any = field(default=None, repr=False)
+
+    @classmethod
+    def deferred(cls, status: int, headers: Headers, payload: Any) -> Response:
+        return cls(status, headers, None, payload)
+
+    @property
+    def body(self) -> bytes:
+        """The exact bytes of the answer (encoded from ``payload`` on first use if deferred)."""
+        found = self._body
+        if found is None:
+            found = encode_json(self.payload)
+            object.__setattr__(self, "_body", found)
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Response):
+            return NotImplemented
+        return (self.status, self.headers, self.body) == (other.status, other.headers,
+                                                          other.body)
+
+    def __hash__(self) -> int:
+        return hash((self.status, self.headers, self.body))
+
+    def __repr__(self) -> str:
+        return f"Response(status={self.status!r}, headers={self.headers!r}, body={self.body!r})"
 
     def header(self, name: str) -> str | None:
         return _find(self.headers, name)
 
     def json(self) -> Any:
-        return json.loads(self.body) if self.body else None
+        body = self.body
+        return json.loads(body) if body else None
