@@ -32,6 +32,7 @@ from typing import Any, TextIO
 import simpy
 
 from clearing_sim.analysis.model import MemberLoad, Outage, ReceiverLoad, WebhookLoad, Workload
+from clearing_sim.domain.jsontext import ordered_encoder
 from clearing_sim.domain.money import Asset
 from clearing_sim.service.api import ServiceAPI
 from clearing_sim.service.messages import Request, Response
@@ -43,6 +44,8 @@ from clearing_sim.sim.world import World, WorldConfig
 __all__ = ["SetupRefused", "WorkloadDriver", "simulate"]
 
 Proc = Generator[simpy.Event, Any, None]
+#: ``encode_json`` (the API's request encoding) for values without floats, by msgspec
+_json = ordered_encoder()
 _MS_PER_HOUR = 3_600_000
 
 
@@ -247,7 +250,8 @@ class WorkloadDriver:
 
     def _call(self, method: str, path: str, token: str, body: Any,
               encode: bool = True) -> Response:
-        return self.api.handle(Request.build(method, path, token=token, json_body=body),
+        # ``json_body=body`` sends these bytes: the driver's bodies hold strings only
+        return self.api.handle(Request.build(method, path, token=token, body=_json(body)),
                                encode=encode)
 
 

@@ -189,9 +189,10 @@ class Receivers:
             yield world.env.timeout(delay_ms)
         now = world.now_ms
         status = self.behaviour(request.url).status_at(now)
-        arrival = Arrival(request, now, event_id, subscription_id, attempt, copy, status)
+        arrival: Arrival | None = None  # made for an application or a listener only
         handler = self._handlers.get(request.url)
         if handler is not None and is_success(status):
+            arrival = Arrival(request, now, event_id, subscription_id, attempt, copy, status)
             answered = handler(arrival)
             if isinstance(answered, simpy.Event):
                 answered = yield answered
@@ -202,6 +203,10 @@ class Receivers:
         world.log.append("webhook.arrival", url=request.url, eventId=event_id,
                          subscriptionId=subscription_id, attempt=attempt, copy=copy,
                          status=status)
-        for listener in self._listeners:
-            listener(arrival)
+        if self._listeners:
+            if arrival is None:
+                arrival = Arrival(request, now, event_id, subscription_id, attempt, copy,
+                                  status)
+            for listener in self._listeners:
+                listener(arrival)
         return status
