@@ -31,7 +31,21 @@ def encode_json(payload: Any) -> bytes:
 
 def _find(headers: Headers, name: str) -> str | None:
     wanted = name.lower()
-    return next((value for key, value in headers if key.lower() == wanted), None)
+    for key, value in headers:
+        if key.lower() == wanted:
+            return value
+    return None
+
+
+def _split_target(target: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The path and the query pairs of ``target``, as ``urlsplit`` and ``parse_qsl`` give
+    them; a plain path (no query, fragment or authority, nothing ``urlsplit`` strips) is its
+    own path, without their cost (every request of a workload's driver)."""
+    if target.startswith("/") and not target.startswith("//") and "?" not in target \
+            and "#" not in target and target.isprintable():
+        return target, ()
+    parts = urlsplit(target)
+    return parts.path, tuple(parse_qsl(parts.query, keep_blank_values=True))
 
 
 @frozen
@@ -49,7 +63,7 @@ class Request:
         """A request from a target (path with optional ``?query``), a bearer token and a body.
 
         ``json_body`` is encoded with ``encode_json``; ``body`` is sent as given."""
-        parts = urlsplit(target)
+        path, query = _split_target(target)
         merged: list[tuple[str, str]] = []
         if token is not None:
             merged.append(("Authorization", f"Bearer {token}"))
@@ -57,8 +71,7 @@ class Request:
             merged.append(("Content-Type", "application/json"))
         merged.extend((headers or {}).items())
         raw = body if body is not None else (b"" if json_body is None else encode_json(json_body))
-        return cls(method.upper(), parts.path,
-                   tuple(parse_qsl(parts.query, keep_blank_values=True)), tuple(merged), raw)
+        return cls(method.upper(), path, query, tuple(merged), raw)
 
     def header(self, name: str) -> str | None:
         return _find(self.headers, name)
