@@ -139,8 +139,8 @@ class ServiceAPI:
 
     def _log(self, request: Request, response: Response, principal: Principal | None,
              command_id: str, replayed: bool) -> None:
-        def shown(text: str) -> str:  # a refused text is logged escaped
-            return text.encode("utf-8", "backslashreplace").decode()
+        def shown(text: str) -> str:  # a refused text is logged escaped (ASCII is itself)
+            return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode()
 
         fields: dict[str, Any] = {"method": shown(request.method[:20]),
                                   "path": shown(request.path[:300]),

@@ -48,9 +48,12 @@ def _leg(f: Fields, side: str) -> LegRequest | None:
     return LegRequest(amount, ref) if amount is not None and ref is not None else None
 
 
+_USE_CASES = tuple(u.value for u in UseCase)
+
+
 def read_initiation(f: Fields) -> InitiateRequest | None:
     """The initiate body's fields (problems collected in ``f``); ``None`` if any is missing."""
-    use_case = f.text("useCase", choices=[u.value for u in UseCase])
+    use_case = f.text("useCase", choices=_USE_CASES)
     reference = f.text("paymentReference", length_max=140)
     source = _leg(f, "source")
     target = _leg(f, "target")
