@@ -16,7 +16,7 @@ from __future__ import annotations
 from decimal import Decimal
 from enum import StrEnum
 from functools import partial
-from typing import TextIO
+from typing import IO
 
 from attrs import field, frozen
 
@@ -96,8 +96,9 @@ class World:
     in a terminal state, so memory stays flat over long runs; the log is unchanged, but the
     API no longer finds the transaction and an operator cannot fix it."""
 
-    def __init__(self, config: WorldConfig | None = None, *, log_sink: TextIO | None = None,
-                 retain_log: bool = True, forget_terminal: bool = False) -> None:
+    def __init__(self, config: WorldConfig | None = None, *,
+                 log_sink: IO[str] | IO[bytes] | None = None, retain_log: bool = True,
+                 forget_terminal: bool = False) -> None:
         self.config = config or WorldConfig()
         self.env = Kernel()
         self.epoch_ms = parse_iso(self.config.epoch)
