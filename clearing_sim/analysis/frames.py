@@ -28,16 +28,19 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 from attrs import frozen
 from msgspec.structs import asdict
 
-from clearing_sim.analysis.columns import Table
+from clearing_sim.analysis.columns import Table, strings
 from clearing_sim.domain.timefmt import parse_iso
-from clearing_sim.sim.eventlog import EventLog, Record
+
+if TYPE_CHECKING:  # (not imported: reading a file needs none of the engine)
+    from clearing_sim.sim.eventlog import EventLog, Record
 
 __all__ = ["FRAME_NAMES", "SCHEMAS", "Frames", "frames_from_jsonl", "frames_from_log",
            "frames_from_records", "read_jsonl"]
@@ -45,17 +48,18 @@ __all__ = ["FRAME_NAMES", "SCHEMAS", "Frames", "frames_from_jsonl", "frames_from
 #: frame → (column, dtype) in order. ``str`` columns hold NaN where a value is missing.
 SCHEMAS: dict[str, tuple[tuple[str, str], ...]] = {
     "transactions": (
-        ("transaction_id", "str"), ("payment_reference", "str"), ("member", "str"),
-        ("use_case", "str"), ("mode", "Int8"), ("mint_mode", "Int8"),
-        ("source_issuer", "str"), ("target_issuer", "str"), ("source_asset", "str"),
-        ("target_asset", "str"), ("amount", "str"), ("amount_gbp", "float64"),
-        ("fee_gbp", "float64"), ("initiated_ms", "int64"), ("initiated_at", "datetime64[ms, UTC]"),
-        ("in_flight_ms", "Int64"), ("terminal_ms", "Int64"),
-        ("terminal_at", "datetime64[ms, UTC]"), ("settlement_latency_s", "float64"),
-        ("lifecycle_status", "str"), ("terminal", "bool"), ("parked", "bool"),
-        ("cancelled", "bool"), ("reason", "str"), ("ever_parked", "bool"),
-        ("parked_ms", "Int64"), ("park_cause", "str"), ("park_leg", "str"),
-        ("park_issuer", "str"), ("park_mode", "Int8")),
+        ("transaction_id", "str"), ("payment_reference", "str"), ("member", "category"),
+        ("use_case", "category"), ("mode", "Int8"), ("mint_mode", "Int8"),
+        ("source_issuer", "category"), ("target_issuer", "category"),
+        ("source_asset", "category"), ("target_asset", "category"), ("amount", "str"),
+        ("amount_gbp", "float64"), ("fee_gbp", "float64"), ("initiated_ms", "int64"),
+        ("initiated_at", "datetime64[ms, UTC]"), ("in_flight_ms", "Int64"),
+        ("terminal_ms", "Int64"), ("terminal_at", "datetime64[ms, UTC]"),
+        ("settlement_latency_s", "float64"), ("lifecycle_status", "category"),
+        ("terminal", "bool"), ("parked", "bool"), ("cancelled", "bool"),
+        ("reason", "category"), ("ever_parked", "bool"), ("parked_ms", "Int64"),
+        ("park_cause", "category"), ("park_leg", "category"),
+        ("park_issuer", "category"), ("park_mode", "Int8")),
     "saga_steps": (
         ("transaction_id", "str"), ("index", "int8"), ("name", "str"), ("status", "str"),
         ("at_ms", "int64")),
@@ -101,11 +105,16 @@ def _frame(name: str, table: Table, epoch_ms: int) -> pd.DataFrame:
     """The frame of a table's rows, its columns in ``SCHEMAS`` order."""
     data = table.columns()
     for column, source in _RENDERED.items():
-        if column in dict(SCHEMAS[name]):
-            ms = data[source].astype("Int64") + epoch_ms
-            data[column] = pd.to_datetime(ms, unit="ms", utc=True).astype(
-                dict(SCHEMAS[name])[column])
-    return pd.DataFrame({column: data.pop(column) for column, _ in SCHEMAS[name]}, copy=False)
+        if column in data or column not in dict(SCHEMAS[name]):
+            continue
+        ms = data[source]
+        stamps = (ms.to_numpy(dtype="int64", na_value=0) + epoch_ms).view("datetime64[ms]")
+        stamps[ms.isna().to_numpy()] = np.datetime64("NaT")
+        data[column] = pd.Series(stamps, copy=False).dt.tz_localize("UTC")
+    names = [column for column, _ in SCHEMAS[name]]
+    frame = pd.DataFrame(dict(enumerate(data.pop(column) for column in names)), copy=False)
+    frame.columns = pd.Index(strings(names))  # (labelled so: no Arrow default pool used)
+    return frame
 
 
 @frozen
@@ -207,16 +216,16 @@ class _Builder:
             handler(at_ms, fields)
 
     def build(self) -> Frames:
-        subs = self.tables["subscriptions"]
-        for row in subs.rows():
-            disabled, failing = subs.get(row, "disabled_ms"), subs.get(row, "failing_since_ms")
-            subs.set(row, subscription=self.subscription_names.get(
-                subs.get(row, "subscription_id")), time_to_disable_h=None
-                if disabled is None or failing is None else (disabled - failing) / 3_600_000)
         self.legs.clear()  # what only the reading needed, before the frames are made
         self.last_note.clear()
-        return Frames({name: _frame(name, self.tables[name], self.epoch_ms)
-                       for name in self.wanted})
+        frames = {name: _frame(name, self.tables[name], self.epoch_ms) for name in self.wanted}
+        if "subscriptions" in frames:
+            subs = frames["subscriptions"]
+            subs["subscription"] = strings(
+                [self.subscription_names.get(sid) for sid in subs["subscription_id"]])
+            subs["time_to_disable_h"] = ((subs["disabled_ms"] - subs["failing_since_ms"])
+                                         / 3_600_000).astype("float64")
+        return Frames(frames)
 
     # who is who ---------------------------------------------------------------------------
     def _world(self, at_ms: int, f: Mapping[str, Any]) -> None:
@@ -406,28 +415,58 @@ def frames_from_log(log: EventLog | Iterable[Record],
 _CHUNK = 1 << 20
 
 
-def _marked_lines(path: str | Path, marker: re.Pattern[bytes]) -> Iterator[tuple[bytes, bytes]]:
-    """(line, the marker's first group) per line of the file that holds ``marker``, in order
-    (a line that holds it twice, once); the lines are not decoded."""
+def _chunks(path: str | Path) -> Iterator[tuple[bytes, int]]:
+    """(text, cut) per block of the file: ``text[:cut]`` are whole lines, in order."""
     with Path(path).open("rb") as source:
         rest = b""
         while True:
             chunk = source.read(_CHUNK)
             text = rest + chunk if chunk else rest + b"\n"
             cut = text.rfind(b"\n") + 1
-            rest, end = text[cut:], -1
-            for match in marker.finditer(text, 0, cut):
-                if match.start() > end:
-                    end = text.find(b"\n", match.end())
-                    yield text[text.rfind(b"\n", 0, match.start()) + 1:end], match.group(1)
+            rest = text[cut:]
+            yield text, cut
             if not chunk:
                 return
+
+
+Triple = tuple[int, str, Mapping[str, Any]]
+
+
+def _record_blocks(path: str | Path, kinds: Iterable[str],
+                   hints: Mapping[str, Iterable[str]] | None = None,
+                   fields: Mapping[str, Iterable[str]] | None = None,
+                   ) -> Iterator[list[Triple]]:
+    """``read_jsonl``'s records with ``kinds``, a list per block of the file read."""
+    wanted = frozenset(kinds)
+    needs = {kind.encode(): tuple(h.encode() for h in hint)
+             for kind, hint in (hints or {}).items()}
+    decoders = {kind.encode(): _decoder(kind, names) for kind, names in (fields or {}).items()}
+    marker = re.compile(b'"kind":"(' + b"|".join(re.escape(k.encode()) for k in sorted(wanted))
+                        + b')"')
+    for text, cut in _chunks(path):
+        records: list[Triple] = []
+        end = -1
+        for match in marker.finditer(text, 0, cut):
+            start = match.start()
+            if start < end:  # a second match on the line just read
+                continue
+            end = text.find(b"\n", start)
+            line = text[text.rfind(b"\n", 0, start) + 1:end]
+            kind = match.group(1)
+            hint = needs.get(kind)
+            if hint and not any(h in line for h in hint):
+                continue
+            decoder = decoders.get(kind)
+            body = json.loads(line) if decoder is None else asdict(decoder.decode(line))
+            if body["kind"] in wanted:
+                records.append((body["at"], body["kind"], body))
+        yield records
 
 
 def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
                hints: Mapping[str, Iterable[str]] | None = None,
                fields: Mapping[str, Iterable[str]] | None = None,
-               ) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
+               ) -> Iterator[Triple]:
     """(virtual ms, kind, fields) per line of a canonical JSON-lines log, streamed; with
     ``kinds``, only the records of those kinds; with ``hints`` (kind → strings), a record of
     such a kind only if its line holds one of its strings (e.g. ``'"event":"Burned"'``); with
@@ -445,27 +484,16 @@ def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
                     body = json.loads(text)
                     yield body["at"], body["kind"], body
         return
-    wanted = frozenset(kinds)
-    needs = {kind.encode(): tuple(h.encode() for h in hint)
-             for kind, hint in (hints or {}).items()}
-    decoders = {kind.encode(): _decoder(kind, names) for kind, names in (fields or {}).items()}
-    marker = re.compile(b'"kind":"(' + b"|".join(re.escape(k.encode()) for k in sorted(wanted))
-                        + b')"')
-    for line, kind in _marked_lines(path, marker):
-        hint = needs.get(kind)
-        if hint and not any(h in line for h in hint):
-            continue
-        decoder = decoders.get(kind)
-        body = json.loads(line.decode()) if decoder is None else asdict(decoder.decode(line))
-        if body["kind"] in wanted:
-            yield body["at"], body["kind"], body
+    for records in _record_blocks(path, kinds, hints, fields):
+        yield from records
 
 
 def _decoder(kind: str, names: Iterable[str]) -> msgspec.json.Decoder[Any]:
     """A JSON decoder of a record's ``at``, ``kind`` and the fields ``names`` (each None when
     missing), which skips every other field without building it."""
     shape = msgspec.defstruct(f"Line_{kind.replace('.', '_')}",
-                              [("at", int), ("kind", str), *((n, Any, None) for n in names)])
+                              [("at", int), ("kind", str), *((n, Any, None) for n in names)],
+                              gc=False)
     return msgspec.json.Decoder(shape)
 
 
@@ -473,7 +501,8 @@ def frames_from_jsonl(path: str | Path, frames: Iterable[str] = FRAME_NAMES) -> 
     """The frames of a log written with ``EventLog.write_jsonl``, read line by line (only
     the lines of the records those frames are built from are parsed)."""
     builder = _Builder(frames)
-    for at_ms, kind, fields in read_jsonl(path, builder.handlers, builder.hints,
-                                          builder.fields):
-        builder.feed(at_ms, kind, fields)
+    handlers = builder.handlers
+    for records in _record_blocks(path, handlers, builder.hints, builder.fields):
+        for at_ms, kind, fields in records:
+            handlers[kind](at_ms, fields)
     return builder.build()
