@@ -268,29 +268,21 @@ class _Builder:
                    initiated_ms=at_ms, lifecycle_status=status)
             return
         row = tx.index[tid]
-        changes: dict[str, Any] = {"lifecycle_status": status, "parked": f["parked"],
-                                   "terminal": f["terminal"], "reason": f.get("reason"),
-                                   "cancelled": status == "cancelled"}
+        terminal, parked, reason = f["terminal"], f["parked"], f.get("reason")
+        tx.set(row, lifecycle_status=status, parked=parked, terminal=terminal, reason=reason,
+               cancelled=status == "cancelled", terminal_ms=at_ms if terminal else None,
+               settlement_latency_s=(at_ms - tx.get(row, "initiated_ms")) / 1000
+               if terminal and status == "settled" else None)
         if status == "in-flight" and tx.get(row, "in_flight_ms") is None:
-            changes["in_flight_ms"] = at_ms
-        if f["terminal"]:
-            changes["terminal_ms"] = at_ms
-            latency = None
-            if status == "settled":
-                latency = (at_ms - tx.get(row, "initiated_ms")) / 1000
-            changes["settlement_latency_s"] = latency
-        else:
-            changes["terminal_ms"] = None
-            changes["settlement_latency_s"] = None
-        if f["parked"] and not tx.get(row, "ever_parked"):
+            tx.set(row, in_flight_ms=at_ms)
+        if parked and not tx.get(row, "ever_parked"):
             leg = self.last_note.get(tid)
             legs = self.legs.get(tid, (None, None))
             issuer = None if leg is None else legs[0] if leg == "burn" else legs[1]
-            changes.update(ever_parked=True, parked_ms=at_ms, park_cause=f.get("reason"),
-                           park_leg=leg, park_issuer=self.names.get(issuer) if issuer else None,
-                           park_mode=self.modes.get(issuer) if issuer else None)
-        tx.set(row, **changes)
-        if f["terminal"] and not f["parked"]:  # final: nothing can change it any more
+            tx.set(row, ever_parked=True, parked_ms=at_ms, park_cause=reason, park_leg=leg,
+                   park_issuer=self.names.get(issuer) if issuer else None,
+                   park_mode=self.modes.get(issuer) if issuer else None)
+        if terminal and not parked:  # final: nothing can change it any more
             tx.close(tid)
             self.legs.pop(tid, None)
             self.last_note.pop(tid, None)
@@ -415,18 +407,22 @@ def frames_from_log(log: EventLog | Iterable[Record],
 _CHUNK = 1 << 20
 
 
-def _chunks(path: str | Path) -> Iterator[tuple[bytes, int]]:
-    """(text, cut) per block of the file: ``text[:cut]`` are whole lines, in order."""
+def _chunks(path: str | Path) -> Iterator[tuple[bytes, int, int]]:
+    """(text, start, cut) per block of the file: ``text[start:cut]`` are whole lines, in
+    order (a line across two blocks comes as a text of its own, not copied with a block)."""
     with Path(path).open("rb") as source:
         rest = b""
-        while True:
-            chunk = source.read(_CHUNK)
-            text = rest + chunk if chunk else rest + b"\n"
-            cut = text.rfind(b"\n") + 1
-            rest = text[cut:]
-            yield text, cut
-            if not chunk:
-                return
+        while chunk := source.read(_CHUNK):
+            first = chunk.find(b"\n") + 1
+            if not first:
+                rest += chunk
+                continue
+            yield rest + chunk[:first], 0, len(rest) + first
+            cut = chunk.rfind(b"\n") + 1
+            yield chunk, first, cut
+            rest = chunk[cut:]
+        if rest:
+            yield rest + b"\n", 0, len(rest) + 1
 
 
 Triple = tuple[int, str, Mapping[str, Any]]
@@ -438,25 +434,25 @@ def _record_blocks(path: str | Path, kinds: Iterable[str],
                    ) -> Iterator[list[Triple]]:
     """``read_jsonl``'s records with ``kinds``, a list per block of the file read."""
     wanted = frozenset(kinds)
-    needs = {kind.encode(): tuple(h.encode() for h in hint)
-             for kind, hint in (hints or {}).items()}
-    decoders = {kind.encode(): _decoder(kind, names) for kind, names in (fields or {}).items()}
+    hints, fields = hints or {}, fields or {}
+    plan = {kind.encode(): (  # per kind: its lines' hint pattern and its decoder, if any
+        re.compile(b"|".join(re.escape(h.encode()) for h in hints[kind]))
+        if kind in hints else None, _decoder(kind, fields[kind]) if kind in fields else None)
+        for kind in wanted}
     marker = re.compile(b'"kind":"(' + b"|".join(re.escape(k.encode()) for k in sorted(wanted))
                         + b')"')
-    for text, cut in _chunks(path):
+    for text, first, cut in _chunks(path):
         records: list[Triple] = []
         end = -1
-        for match in marker.finditer(text, 0, cut):
+        for match in marker.finditer(text, first, cut):
             start = match.start()
             if start < end:  # a second match on the line just read
                 continue
             end = text.find(b"\n", start)
             line = text[text.rfind(b"\n", 0, start) + 1:end]
-            kind = match.group(1)
-            hint = needs.get(kind)
-            if hint and not any(h in line for h in hint):
+            hint, decoder = plan[match.group(1)]
+            if hint is not None and not hint.search(line):
                 continue
-            decoder = decoders.get(kind)
             body = json.loads(line) if decoder is None else asdict(decoder.decode(line))
             if body["kind"] in wanted:
                 records.append((body["at"], body["kind"], body))
