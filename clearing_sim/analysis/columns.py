@@ -31,9 +31,9 @@ import pyarrow as pa  # type: ignore[import-untyped]
 __all__ = ["Table", "strings"]
 
 #: Rows turned into arrays at a time, the oldest first.
-BATCH = 1024
+BATCH = 512
 #: The newest rows that stay Python objects (most are still changing).
-LAG = 512
+LAG = 256
 #: Rows per block of a numeric column (a multiple of BATCH): blocks are anonymous memory maps,
 #: whose pages take memory only once written, so a block is allocated whole and filled.
 BLOCK = 1 << 18

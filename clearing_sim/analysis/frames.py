@@ -407,20 +407,22 @@ def frames_from_log(log: EventLog | Iterable[Record],
 _CHUNK = 1 << 20
 
 
-def _chunks(path: str | Path) -> Iterator[tuple[bytes, int, int]]:
+def _chunks(path: str | Path) -> Iterator[tuple[bytes | bytearray, int, int]]:
     """(text, start, cut) per block of the file: ``text[start:cut]`` are whole lines, in
-    order (a line across two blocks comes as a text of its own, not copied with a block)."""
+    order, valid until the next block is asked for (the blocks are read into one buffer; a
+    line across two blocks comes as a text of its own)."""
+    buffer = bytearray(_CHUNK)
     with Path(path).open("rb") as source:
         rest = b""
-        while chunk := source.read(_CHUNK):
-            first = chunk.find(b"\n") + 1
+        while size := source.readinto(buffer):
+            first = buffer.find(b"\n", 0, size) + 1
             if not first:
-                rest += chunk
+                rest += buffer[:size]
                 continue
-            yield rest + chunk[:first], 0, len(rest) + first
-            cut = chunk.rfind(b"\n") + 1
-            yield chunk, first, cut
-            rest = chunk[cut:]
+            yield rest + buffer[:first], 0, len(rest) + first
+            cut = buffer.rfind(b"\n", 0, size) + 1
+            yield buffer, first, cut
+            rest = bytes(buffer[cut:size])
         if rest:
             yield rest + b"\n", 0, len(rest) + 1
 
