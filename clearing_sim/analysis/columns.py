@@ -111,8 +111,8 @@ class Table:
         rows, self.pending = self.pending[:count], self.pending[count:]
         block, offset = divmod(self.batched, BLOCK)
         self.starts.append(self.batched)
-        for at, (values, dtype) in enumerate(zip(zip(*rows), self.dtypes.values(),
-                                                 strict=False)):
+        for at, (values, dtype) in enumerate(zip(zip(*rows, strict=True),
+                                                 self.dtypes.values(), strict=False)):
             arrays, stored = _convert(values, dtype, self.codes[at]), self.stored[at]
             if dtype == "category" and stored and arrays[0].itemsize > stored[0][0].itemsize:
                 stored[:] = [(_widened(b[0], arrays[0].dtype),) for b in stored]
@@ -201,7 +201,7 @@ def _convert(values: Sequence[Any], dtype: str, codes: _Codes) -> Arrays:
         return (found.astype(np.min_scalar_type(-len(codes))),)
     if dtype[0].isupper():  # nullable: Int8, Int16, Int64
         objects = np.array(values, dtype=object)
-        mask = np.equal(objects, None)
+        mask: np.ndarray[Any, Any] = np.fromiter((v is None for v in values), bool, len(values))
         objects[mask] = 0
         return objects.astype(_NUMPY[dtype]), mask
     return (np.array(values, dtype=dtype),)  # float64 holds None as NaN
@@ -212,7 +212,8 @@ def _joined(blocks: list[Arrays], dtype: str, size: int, part: int = 0) -> np.nd
     if not blocks:
         return np.empty(0, dtype=_NUMPY.get(dtype, dtype))
     if len(blocks) == 1:
-        return blocks[0][part][:size]
+        view: np.ndarray[Any, Any] = blocks[0][part][:size]
+        return view
     return np.concatenate([block[part][:size - at * BLOCK] for at, block in enumerate(blocks)])
 
 

@@ -150,8 +150,19 @@ class Frames:
     @classmethod
     def read_parquet(cls, folder: str | Path) -> Frames:
         source = Path(folder)
-        return cls({name: pd.read_parquet(source / f"{name}.parquet") for name in SCHEMAS
-                    if (source / f"{name}.parquet").exists()})
+        return cls({name: _str_categories(pd.read_parquet(source / f"{name}.parquet"), name)
+                    for name in SCHEMAS if (source / f"{name}.parquet").exists()})
+
+
+def _str_categories(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``frame`` with its ``category`` columns' categories ``str`` (Parquet gives a column
+    without a value ``object`` categories)."""
+    for column in (c for c, dtype in SCHEMAS[name] if dtype == "category" and c in frame):
+        categories = frame[column].cat.categories
+        if categories.dtype != "str":
+            frame[column] = frame[column].cat.set_categories(
+                pd.Index(list(categories), dtype="str"))
+    return frame
 
 
 class _Builder:
