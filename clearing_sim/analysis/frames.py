@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -441,21 +441,24 @@ def _chunks(path: str | Path) -> Iterator[tuple[bytes | bytearray, int, int]]:
 Triple = tuple[int, str, Mapping[str, Any]]
 
 
-def _record_blocks(path: str | Path, kinds: Iterable[str],
-                   hints: Mapping[str, Iterable[str]] | None = None,
-                   fields: Mapping[str, Iterable[str]] | None = None,
-                   ) -> Iterator[list[Triple]]:
-    """``read_jsonl``'s records with ``kinds``, a list per block of the file read."""
-    wanted = frozenset(kinds)
+Handler = Callable[[int, Mapping[str, Any]], object]
+
+
+def _scan(path: str | Path, handlers: Mapping[str, Handler],
+          hints: Mapping[str, Iterable[str]] | None = None,
+          fields: Mapping[str, Iterable[str]] | None = None) -> Iterator[None]:
+    """``handlers[kind](at, fields)`` per record of a wanted kind (``read_jsonl``), in
+    order; one step of the iteration per block of the file read."""
     hints, fields = hints or {}, fields or {}
-    plan = {kind.encode(): (  # per kind: its lines' hint pattern and its decoder, if any
+    plan = {kind.encode(): (  # per kind: its lines' hint pattern, its decoder, its handler
         re.compile(b"|".join(re.escape(h.encode()) for h in hints[kind]))
-        if kind in hints else None, _decoder(kind, fields[kind]) if kind in fields else None)
-        for kind in wanted}
-    marker = re.compile(b'"kind":"(' + b"|".join(re.escape(k.encode()) for k in sorted(wanted))
-                        + b')"')
+        if kind in hints else None, _decoder(kind, fields[kind]) if kind in fields else None,
+        handler, kind) for kind, handler in handlers.items()}
+    #: (without the key's opening quote, rarer in JSON than a quote, the engine's search for
+    #: the pattern's first byte skips more of each line; a longer key ending so, or a nested
+    #: one, is parsed, then dropped by its kind)
+    marker = re.compile(b'kind":"(' + b"|".join(re.escape(k) for k in sorted(plan)) + b')"')
     for text, first, cut in _chunks(path):
-        records: list[Triple] = []
         end = -1
         for match in marker.finditer(text, first, cut):
             start = match.start()
@@ -463,13 +466,13 @@ def _record_blocks(path: str | Path, kinds: Iterable[str],
                 continue
             end = text.find(b"\n", start)
             line = text[text.rfind(b"\n", 0, start) + 1:end]
-            hint, decoder = plan[match.group(1)]
+            hint, decoder, handler, kind = plan[match.group(1)]
             if hint is not None and not hint.search(line):
                 continue
             body = json.loads(line) if decoder is None else asdict(decoder.decode(line))
-            if body["kind"] in wanted:
-                records.append((body["at"], body["kind"], body))
-        yield records
+            if body["kind"] == kind:
+                handler(body["at"], body)
+        yield None
 
 
 def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
@@ -493,8 +496,18 @@ def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
                     body = json.loads(text)
                     yield body["at"], body["kind"], body
         return
-    for records in _record_blocks(path, kinds, hints, fields):
+    records: list[Triple] = []
+    handlers = {kind: _keeper(records, kind) for kind in kinds}
+    for _ in _scan(path, handlers, hints, fields):
         yield from records
+        records.clear()
+
+
+def _keeper(records: list[Triple], kind: str) -> Handler:
+    """A handler that appends its records of ``kind`` to ``records``."""
+    def keep(at_ms: int, fields: Mapping[str, Any]) -> None:
+        records.append((at_ms, kind, fields))
+    return keep
 
 
 def _decoder(kind: str, names: Iterable[str]) -> msgspec.json.Decoder[Any]:
@@ -510,8 +523,6 @@ def frames_from_jsonl(path: str | Path, frames: Iterable[str] = FRAME_NAMES) -> 
     """The frames of a log written with ``EventLog.write_jsonl``, read line by line (only
     the lines of the records those frames are built from are parsed)."""
     builder = _Builder(frames)
-    handlers = builder.handlers
-    for records in _record_blocks(path, handlers, builder.hints, builder.fields):
-        for at_ms, kind, fields in records:
-            handlers[kind](at_ms, fields)
+    for _ in _scan(path, builder.handlers, builder.hints, builder.fields):
+        pass
     return builder.build()

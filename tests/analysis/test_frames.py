@@ -167,3 +167,4 @@ def test_the_metrics_frames_alone_from_a_file_are_those_of_the_run(tmp_path: Pat
     assert from_file.names() == names and len(from_file.deliveries) > 0
     for name in names:
         pd.testing.assert_frame_equal(from_file[name], run.frames[name])
+
