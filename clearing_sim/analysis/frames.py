@@ -176,6 +176,12 @@ class _Builder:
             "instructions": dict(silent=False, expired=False),
             "deliveries": dict(attempts=0, outcome="pending", arrivals=0, duplicates=0)}
         self.tables = {name: _table(name, defaults.get(name)) for name in SCHEMAS}
+        tx = self.tables["transactions"]  # (setters of the commonest records' columns)
+        self.set_initiated = tx.setter(
+            "member", "use_case", "mode", "mint_mode", "source_issuer", "target_issuer",
+            "source_asset", "target_asset", "amount", "amount_gbp", "fee_gbp")
+        self.set_state = tx.setter("lifecycle_status", "parked", "terminal", "reason",
+                                   "cancelled", "terminal_ms", "settlement_latency_s")
         self.epoch_ms = 0
         self.names: dict[str, str] = {}  # participant id → participantName
         self.modes: dict[str, int] = {}  # issuer id → mode of its latest profile
@@ -262,13 +268,11 @@ class _Builder:
         source, target = f["sourceIssuerId"], f.get("targetIssuerId")
         self.legs[f["transactionId"]] = (source, target)
         amount = float(f["amount"])
-        tx.set(row, member=self.member_names.get(f["member"], f["member"]),
-               use_case=f["useCase"], mode=self.modes.get(source),
-               mint_mode=None if target is None else self.modes.get(target),
-               source_issuer=self.names.get(source), target_issuer=self.names.get(target)
-               if target is not None else None, source_asset=f["sourceAsset"],
-               target_asset=f["targetAsset"], amount=f["amount"], amount_gbp=amount,
-               fee_gbp=float(f["feeAmount"]))
+        self.set_initiated(
+            row, self.member_names.get(f["member"], f["member"]), f["useCase"],
+            self.modes.get(source), None if target is None else self.modes.get(target),
+            self.names.get(source), self.names.get(target) if target is not None else None,
+            f["sourceAsset"], f["targetAsset"], f["amount"], amount, float(f["feeAmount"]))
 
     def _state(self, at_ms: int, f: Mapping[str, Any]) -> None:
         tx = self.tables["transactions"]
@@ -280,10 +284,9 @@ class _Builder:
             return
         row = tx.index[tid]
         terminal, parked, reason = f["terminal"], f["parked"], f.get("reason")
-        tx.set(row, lifecycle_status=status, parked=parked, terminal=terminal, reason=reason,
-               cancelled=status == "cancelled", terminal_ms=at_ms if terminal else None,
-               settlement_latency_s=(at_ms - tx.get(row, "initiated_ms")) / 1000
-               if terminal and status == "settled" else None)
+        self.set_state(row, status, parked, terminal, reason, status == "cancelled",
+                       at_ms if terminal else None, (at_ms - tx.get(row, "initiated_ms")) / 1000
+                       if terminal and status == "settled" else None)
         if status == "in-flight" and tx.get(row, "in_flight_ms") is None:
             tx.set(row, in_flight_ms=at_ms)
         if parked and not tx.get(row, "ever_parked"):

@@ -121,3 +121,13 @@ def test_category_codes_widen_as_values_come_in_batches_and_late_rows() -> None:
     expected = pd.Series(pd.Categorical(["zzz", *values],
                                         categories=pd.Index([*values, "zzz"], dtype="str")))
     pd.testing.assert_series_equal(data["leg"], expected, check_names=False)
+
+
+def test_a_setter_sets_its_columns_in_order_and_refuses_a_wrong_count() -> None:
+    table = Table(COLUMNS, DEFAULTS)
+    row = table.add("a", id="a", at_ms=5)
+    set_mode_and_code = table.setter("mode", "code")
+    set_mode_and_code(row, 3, 404)
+    assert (table.get(row, "mode"), table.get(row, "code")) == (3, 404)
+    with pytest.raises(ValueError):
+        set_mode_and_code(row, 1)
