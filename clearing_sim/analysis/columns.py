@@ -5,14 +5,16 @@ Public names: ``Table``, ``strings``.
 A long log gives millions of rows, so a table holds Python objects only for its newest rows
 (most of them still changing) and for the older ones that are still open: once ``LAG +
 BATCH`` rows wait, the oldest ``BATCH`` become, column by column, arrays of their machine
-type (numbers, flags and masks in numpy, strings in Arrow as UTF-8 bytes with offsets,
+type (numbers, flags and masks in numpy blocks, strings in Arrow as UTF-8 bytes with offsets,
 ``category`` columns as integer codes). The batches are in the order the rows were added, so
 ``columns()`` only joins each column's batches: a ``str`` column is the Series of its Arrow
-batches as they are (no copy), a numeric one one array. A row that was batched while still
-open keeps its Python row, and its final values are written over the batched ones at the end.
-A column's batches are released once its Series exists. The Series are those a list of the
-final Python values gives for the column's dtype (``frames.SCHEMAS``); a ``category`` column's
-categories are its values, sorted.
+arrays as they are (no copy), a numeric one its block (a view) or its blocks joined. A row
+batched while still open keeps its Python row; when it closes (or at the end) its values are
+written over the batched ones (a changed string is patched into the finished Series). A
+column's arrays are released once its Series exists. The Series are those a list of the final
+Python values gives for the column's dtype (``frames.SCHEMAS``); a ``category`` column's
+categories are its values, sorted, as ``str``. Nothing is allocated in Arrow's default pool
+(``strings``).
 """
 
 from __future__ import annotations
