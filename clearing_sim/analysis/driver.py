@@ -32,6 +32,7 @@ from typing import Any, TextIO
 import simpy
 
 from clearing_sim.analysis.model import MemberLoad, Outage, ReceiverLoad, WebhookLoad, Workload
+from clearing_sim.domain.jsontext import ordered_encoder
 from clearing_sim.domain.money import Asset
 from clearing_sim.service.api import ServiceAPI
 from clearing_sim.service.messages import Request, Response
@@ -43,6 +44,8 @@ from clearing_sim.sim.world import World, WorldConfig
 __all__ = ["SetupRefused", "WorkloadDriver", "simulate"]
 
 Proc = Generator[simpy.Event, Any, None]
+#: ``encode_json`` (the API's request encoding) for values without floats, by msgspec
+_json = ordered_encoder()
 _MS_PER_HOUR = 3_600_000
 
 
@@ -220,9 +223,10 @@ class WorkloadDriver:
                 "target": {"amount": wire_amount,
                            "asset": {"code": source.currency} if target is None
                            else {"code": target.code, "issuer": target.issuer}}}
-        response = self._call("POST", "/api/v1/transactions", self.keys[member.key], body)
-        # the answer as the door built it (the same value its bytes encode): not decoded again
-        answer = response.payload if response.payload is not None else response.json()
+        response = self._call("POST", "/api/v1/transactions", self.keys[member.key], body,
+                              encode=False)
+        # the answer as the door built it: its bytes are never encoded, nor decoded again
+        answer = response.payload
         if response.status != 201:
             self.refused += 1
             self.world.log.append("workload.refused", member=member.key, paymentReference=reference,
@@ -244,8 +248,11 @@ class WorkloadDriver:
             amount=wire_amount, receiveAmount=data["receiveAmount"],
             feeAmount=data["platformFeeAmount"])
 
-    def _call(self, method: str, path: str, token: str, body: Any) -> Response:
-        return self.api.handle(Request.build(method, path, token=token, json_body=body))
+    def _call(self, method: str, path: str, token: str, body: Any,
+              encode: bool = True) -> Response:
+        # ``json_body=body`` sends these bytes: the driver's bodies hold strings only
+        return self.api.handle(Request.build(method, path, token=token, body=_json(body)),
+                               encode=encode)
 
 
 def simulate(workload: Workload, seed: int) -> World:

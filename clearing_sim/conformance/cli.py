@@ -22,7 +22,12 @@ import click
 import uvicorn
 
 from clearing_sim.conformance.receiver_kit import KitOptions, TargetUnreachable
-from clearing_sim.conformance.receiver_run import KitShim, run_receiver_kit, shim_api_key
+from clearing_sim.conformance.receiver_run import (
+    KitShim,
+    run_receiver_kit,
+    shim_api_key,
+    shim_base_url,
+)
 from clearing_sim.conformance.receiver_server import (
     HttpTransactionSource,
     receiver_app,
@@ -75,6 +80,19 @@ def _http_url(value: str | None, option: str) -> None:
                                  param_hint=option)
 
 
+def _base_url(value: str | None) -> str | None:
+    """``--shim-public-url``: an http(s) base URL, no query or fragment, without its last
+    ``/`` (the receiver appends ``/api/v1/...``)."""
+    if value is None:
+        return None
+    _http_url(value, "--shim-public-url")
+    parts = urlsplit(value)
+    if parts.query or parts.fragment or "?" in value or "#" in value:
+        raise click.BadParameter(f"{value!r}: a base URL has no query or fragment",
+                                 param_hint="--shim-public-url")
+    return value.rstrip("/")
+
+
 @click.group()
 def conformance() -> None:
     """Conformance kits: point one at your endpoint, get a verdict per check."""
@@ -99,14 +117,17 @@ conformance.add_command(conformance_issuer)  # clearing-sim conformance issuer (
               help="Where the kit's shim (the API your receiver calls) listens.")
 @click.option("--shim-port", type=click.IntRange(0, 65535), default=DEFAULT_SHIM_PORT,
               show_default=True, help="The kit's shim port.")
+@click.option("--shim-public-url", default=None, metavar="URL",
+              help="The shim's base URL as your receiver reaches it, when that is not the "
+                   "address it listens on (a receiver in a container, behind a proxy).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="The shim world's seed (the API key depends on it).")
 @click.option("--show-shim", is_flag=True,
               help="Print the shim's base URL and API key to configure your receiver, exit.")
 def receiver_command(url: str | None, secret: str | None, probe_url: str | None,
                      junit_file: str | None, html_file: str | None, as_json: bool,
-                     verbose: bool, shim_host: str, shim_port: int, seed: int,
-                     show_shim: bool) -> None:
+                     verbose: bool, shim_host: str, shim_port: int,
+                     shim_public_url: str | None, seed: int, show_shim: bool) -> None:
     """Run the receiver battery against the webhook receiver at URL.
 
     Your receiver fetches GET /api/v1/transactions/{id} from the kit's shim with the
@@ -121,7 +142,8 @@ def receiver_command(url: str | None, secret: str | None, probe_url: str | None,
       clearing-sim conformance receiver http://127.0.0.1:4242/webhooks \\
           --secret whsec_test --probe-url 'http://127.0.0.1:4242/transactions/{id}'
     """
-    base_url = f"http://{shim_host}:{shim_port}"
+    public_url = _base_url(shim_public_url)
+    base_url = public_url or shim_base_url(shim_host, shim_port)
     if show_shim:
         click.echo(f"export CLEARING_SIM_API_BASE_URL={base_url}")
         click.echo(f"export CLEARING_SIM_API_KEY={shim_api_key(seed)}")
@@ -141,7 +163,7 @@ def receiver_command(url: str | None, secret: str | None, probe_url: str | None,
     try:
         report = asyncio.run(run_receiver_kit(KitOptions(url, secret, probe_url),
                                               host=shim_host, port=shim_port, seed=seed,
-                                              on_ready=ready))
+                                              on_ready=ready, public_url=public_url))
     except OSError as error:
         click.echo(f"error: the kit's shim cannot listen on {shim_host}:{shim_port}: "
                    f"{error.strerror or error}", err=True)

@@ -29,7 +29,7 @@ from clearing_sim.conformance.report import Report
 from clearing_sim.http.app import create_app
 from clearing_sim.http.options import ServeOptions
 
-__all__ = ["KitShim", "run_receiver_kit", "shim_api_key"]
+__all__ = ["KitShim", "run_receiver_kit", "shim_api_key", "shim_base_url"]
 
 
 @frozen
@@ -54,6 +54,13 @@ def shim_api_key(seed: int) -> str:
     return _app(seed, "unused-operator-token")[1]
 
 
+def shim_base_url(host: str, port: int) -> str:
+    """The URL a receiver on this machine reaches a shim bound to ``host:port`` at (bound to
+    every interface: loopback)."""
+    host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -65,8 +72,11 @@ def _bind(host: str, port: int) -> socket.socket:
 
 async def run_receiver_kit(options: KitOptions, *, host: str = "127.0.0.1", port: int = 0,
                            seed: int = 0,
-                           on_ready: Callable[[KitShim], None] | None = None) -> Report:
+                           on_ready: Callable[[KitShim], None] | None = None,
+                           public_url: str | None = None) -> Report:
     """Serve the kit's shim on ``host:port``, run the battery against ``options.url``, stop.
+    ``public_url``: the shim's base URL as the receiver reaches it, announced instead of the
+    bound address (a receiver in a container, behind a proxy).
 
     ``OSError`` when the port cannot be bound; ``TargetUnreachable`` when the receiver
     gives no answer to the first delivery."""
@@ -74,8 +84,7 @@ async def run_receiver_kit(options: KitOptions, *, host: str = "127.0.0.1", port
     app, api_key = _app(seed, token)
     sock = _bind(host, port)
     bound = sock.getsockname()
-    shown = f"[{bound[0]}]" if ":" in str(bound[0]) else str(bound[0])
-    shim = KitShim(f"http://{shown}:{bound[1]}", api_key, token)
+    shim = KitShim(public_url or shim_base_url(str(bound[0]), bound[1]), api_key, token)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
                                            lifespan="on"))
     serving = asyncio.create_task(server.serve(sockets=[sock]))

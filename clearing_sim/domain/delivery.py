@@ -18,7 +18,7 @@ from itertools import accumulate
 
 from attrs import frozen
 
-from clearing_sim.domain.jsontext import compact_encoder
+from clearing_sim.domain.jsontext import ordered_encoder
 from clearing_sim.domain.lifecycle import EventType
 
 __all__ = ["ATTEMPTS_MAX", "DELIVERY_TIMEOUT_MS", "DISABLE_AFTER_MS", "RETRY_DELAYS_MS",
@@ -35,8 +35,9 @@ RETRY_OFFSETS_MS: tuple[int, ...] = (0, *accumulate(RETRY_DELAYS_MS))
 DELIVERY_TIMEOUT_MS = 10_000
 #: "72 hours of continuous failure" (Limits, Webhook auto-disable).
 DISABLE_AFTER_MS = 72 * 3_600_000
-#: The body's encoding: ``json.dumps(payload, ensure_ascii=False, separators=(",", ":"))``
-_body_json = compact_encoder(sort_keys=False, ensure_ascii=False)
+#: The body's encoding: ``json.dumps(payload, ensure_ascii=False, separators=(",", ":"))``,
+#: UTF-8 (its values are strings and booleans: msgspec's bytes are the same)
+_body_json = ordered_encoder()
 
 
 @frozen
@@ -67,7 +68,7 @@ class WebhookEvent:
                 "parked": self.parked,
             },
         }
-        return _body_json(payload).encode()
+        return _body_json(payload)
 
 
 def is_success(status: int | None) -> bool:

@@ -1,6 +1,6 @@
 """Compact JSON text, with the standard library's encoder made once per form.
 
-Public names: ``canonical_encoder``, ``compact_encoder``.
+Public names: ``canonical_encoder``, ``compact_encoder``, ``ordered_encoder``.
 
 ``json.dumps(value, sort_keys=..., separators=(",", ":"))`` builds a ``JSONEncoder`` and,
 inside it, a C encoder on every call; the engine encodes a log line per record and a body
@@ -17,7 +17,8 @@ difference (msgspec writes ``1e16`` and ``0.00001`` where ``json`` writes ``1e+1
 ``1e-05``, and ``null`` for NaN): the log holds none (amounts are decimal strings, times
 integer milliseconds; a test scans the scenario library's and a workload's records). A value
 msgspec refuses (a type it does not know) goes through the standard library's encoder, so
-the answer, or the error, is the one ``json.dumps`` gives.
+the answer, or the error, is the one ``json.dumps`` gives. ``ordered_encoder`` is the same
+without sorting (members in the dict's order), for bodies that hold no float.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["canonical_encoder", "compact_encoder"]
+__all__ = ["canonical_encoder", "compact_encoder", "ordered_encoder"]
 
 
 def compact_encoder(*, sort_keys: bool, ensure_ascii: bool) -> Callable[[Any], str]:
@@ -52,8 +53,19 @@ def compact_encoder(*, sort_keys: bool, ensure_ascii: bool) -> Callable[[Any], s
 def canonical_encoder() -> Callable[[Any], bytes]:
     """``lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False,
     separators=(",", ":")).encode()`` for the log's values, by msgspec (see the module)."""
-    fast = msgspec.json.Encoder(order="sorted").encode
-    slow = compact_encoder(sort_keys=True, ensure_ascii=False)
+    return _by_msgspec(sort_keys=True)
+
+
+def ordered_encoder() -> Callable[[Any], bytes]:
+    """``lambda value: json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()``
+    (members in the dict's order) by msgspec, for values without floats, as
+    ``canonical_encoder``: webhook bodies and the workload driver's request bodies."""
+    return _by_msgspec(sort_keys=False)
+
+
+def _by_msgspec(*, sort_keys: bool) -> Callable[[Any], bytes]:
+    fast = msgspec.json.Encoder(order="sorted" if sort_keys else None).encode
+    slow = compact_encoder(sort_keys=sort_keys, ensure_ascii=False)
 
     def encode(value: Any) -> bytes:
         try:

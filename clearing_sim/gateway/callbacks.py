@@ -31,16 +31,6 @@ BODY_MAX = 65_536
 HANDSHAKE_TIMEOUT_S = 10.0
 
 
-def _server_context(tls: ServerTls) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.load_cert_chain(str(tls.cert), str(tls.key), password=b"")
-    if tls.client_ca is not None:
-        context.load_verify_locations(cafile=str(tls.client_ca))
-        context.verify_mode = ssl.CERT_REQUIRED
-    return context
-
-
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -86,7 +76,7 @@ class CallbackReceiver:
             def log_message(self, format: str, *args: object) -> None:
                 return
 
-        context = None if tls is None else _server_context(tls)
+        context = None if tls is None else tls.context()
         self.server = _Server((host, port), Handler, context)
         scheme = "http" if tls is None else "https"
         self.url = f"{scheme}://{host}:{self.server.server_address[1]}{PATH}"

@@ -130,6 +130,11 @@ def serve(host: str, port: int, seed: int, mode: str, defects: tuple[str, ...], 
     app = create_app(state, Auth(bearer, oauth_client_id, oauth_client_secret, token_ttl))
     tls = None if tls_cert is None or tls_key is None else ServerTls(tls_cert, tls_key, client_ca)
     try:
+        if tls is not None:
+            tls.context()
+    except TlsProblem as problem:
+        raise click.UsageError(f"--tls-cert/--tls-key/--client-ca: {problem}") from None
+    try:
         sock = bind(host, port)
     except OSError as error:
         raise click.UsageError(f"cannot listen on {host}:{port}: {error.strerror}") from None
@@ -232,6 +237,11 @@ def conformance_issuer(api_base_url: str, mode: str, ca_file: Path | None,
         _usage("--callback-tls-cert and --callback-tls-key go together")
     callback_tls = None if callback_tls_cert is None or callback_tls_key is None \
         else ServerTls(callback_tls_cert, callback_tls_key)
+    try:
+        if callback_tls is not None:
+            callback_tls.context()
+    except TlsProblem as problem:
+        _usage(f"--callback-tls-cert/--callback-tls-key: {problem}")
     if provider_states_url is None and not triggers:
         _usage("say how the kit makes the gateway reject or stay silent: "
                "--provider-states-url URL or --triggers")

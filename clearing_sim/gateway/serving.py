@@ -4,7 +4,10 @@ Public names: ``ServerTls``, ``ServerThread``.
 
 Used by ``clearing-sim issuer serve`` (in the foreground) and by tests and the kit (in a
 thread, on an ephemeral loopback port). ``ServerTls`` with ``client_ca`` requires a client
-certificate signed by that CA (mTLS).
+certificate signed by that CA (mTLS). ``ServerTls.context()`` loads the files the way a
+server will (``TlsProblem`` for one that cannot be used, an encrypted key among them, which
+uvicorn would otherwise ask a passphrase for on the terminal): the commands call it before
+they serve.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from typing import Any
 import uvicorn
 from attrs import frozen
 
+from clearing_sim.tls.contexts import server_context
+
 __all__ = ["ServerThread", "ServerTls"]
 
 
@@ -26,6 +31,10 @@ class ServerTls:
     cert: Path
     key: Path
     client_ca: Path | None = None  # given: a client certificate is required (mTLS)
+
+    def context(self) -> ssl.SSLContext:
+        """The server's TLS context (``TlsProblem`` if the files make none)."""
+        return server_context(self.cert, self.key, self.client_ca)
 
     def uvicorn_options(self) -> dict[str, Any]:
         options: dict[str, Any] = {"ssl_certfile": str(self.cert), "ssl_keyfile": str(self.key)}

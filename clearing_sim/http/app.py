@@ -58,6 +58,7 @@ from clearing_sim.service.body import BODY_BYTES_MAX
 from clearing_sim.service.messages import Request, Response, encode_json
 from clearing_sim.service.routes import ROUTES, match
 from clearing_sim.sim.receivers import Arrival
+from clearing_sim.tls.contexts import client_context
 
 __all__ = ["READ_LIMIT_BYTES", "Shim", "create_app"]
 
@@ -278,7 +279,8 @@ def create_app(options: ServeOptions, *, scenario: Scenario | None = None,
     ``echo`` is told of every real webhook delivery (``clearing-sim serve`` prints them).
     ``owns_heap``: the process serves this app alone (``clearing-sim serve``), so the clock
     may freeze the grown world out of full garbage collections (``http/heap.py``)."""
-    deliveries = (RealDeliveries(options.allow_private_webhook_urls, echo)
+    trust = None if options.webhook_ca is None else client_context(options.webhook_ca)
+    deliveries = (RealDeliveries(options.allow_private_webhook_urls, echo, trust=trust)
                   if options.deliver_webhooks else None)
     sim = Simulation(options, scenario, deliveries)
     sim.owns_heap = owns_heap

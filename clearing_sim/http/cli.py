@@ -35,6 +35,7 @@ from clearing_sim.scenario.stage import SetupFailed, StepFailed
 from clearing_sim.sim.receivers import Arrival
 from clearing_sim.sim.world import Environment
 from clearing_sim.terminal import colour_wanted
+from clearing_sim.tls.contexts import TlsProblem, client_context
 
 __all__ = ["load_world", "load_world_or_exit", "serve"]
 
@@ -98,9 +99,35 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: The largest CA bundle ``--webhook-ca`` reads (the system's own is about 200 KiB).
+_CA_BYTES_MAX = 4 << 20
+
+
+def _trust(webhook_ca: str | None, deliver: bool) -> Path | None:
+    """``--webhook-ca``: a PEM bundle a TLS context can load, for real deliveries only."""
+    if webhook_ca is None:
+        return None
+    if not deliver:
+        raise click.UsageError("--webhook-ca applies to --deliver-webhooks only")
+    bundle = Path(webhook_ca)
+    try:
+        readable = bundle.is_file() and bundle.stat().st_size <= _CA_BYTES_MAX
+    except (OSError, ValueError):  # a name the system refuses (a NUL in it, too long)
+        readable = False
+    if not readable:
+        raise click.BadParameter(f"{webhook_ca}: expected a PEM file of at most "
+                                 f"{_CA_BYTES_MAX >> 20} MiB", param_hint="--webhook-ca")
+    try:
+        client_context(bundle)
+    except TlsProblem:
+        raise click.BadParameter(f"{webhook_ca}: no CA certificate could be loaded from it "
+                                 "(expected PEM)", param_hint="--webhook-ca") from None
+    return bundle
+
+
 def _options(seed: int | None, operator_token: str, environment: str | None, clock: str,
              speed: float | None, deliver: bool, allow_private: bool,
-             world: Scenario | None) -> ServeOptions:
+             world: Scenario | None, webhook_ca: Path | None = None) -> ServeOptions:
     if speed is not None and clock != ClockMode.REALTIME.value:
         raise click.UsageError("--speed applies to --clock realtime only")
     if speed is not None and not (math.isfinite(speed) and 0 < speed <= 1_000_000):
@@ -116,7 +143,7 @@ def _options(seed: int | None, operator_token: str, environment: str | None, clo
     return ServeOptions(operator_token=operator_token, seed=seed,
                         environment=Environment(environment) if environment else None,
                         clock=ClockMode(clock), speed=speed or 1.0, deliver_webhooks=deliver,
-                        allow_private_webhook_urls=allow_private)
+                        allow_private_webhook_urls=allow_private, webhook_ca=webhook_ca)
 
 
 @click.command()
@@ -143,6 +170,9 @@ def _options(seed: int | None, operator_token: str, environment: str | None, clo
 @click.option("--allow-private-webhook-urls", is_flag=True,
               help="Accept webhook URLs on loopback/private addresses and http:// (a receiver "
                    "on your own machine).")
+@click.option("--webhook-ca", default=None, metavar="PEM",
+              help="With --deliver-webhooks: also trust this CA bundle for https receivers "
+                   "(a receiver under test with a private CA's certificate).")
 @click.option("--access-log", is_flag=True,
               help="Print one line per HTTP request (uvicorn's access log).")
 @click.option("--journal", "journal_file", type=click.Path(dir_okay=False), default=None,
@@ -150,8 +180,8 @@ def _options(seed: int | None, operator_token: str, environment: str | None, clo
                                    "answer; an existing journal is replayed first (restart).")
 def serve(host: str, port: int, seed: int | None, operator_token: str | None,
           world_file: str | None, environment: str | None, clock: str, speed: float | None,
-          deliver_webhooks: bool, allow_private_webhook_urls: bool, access_log: bool,
-          journal_file: str | None) -> None:
+          deliver_webhooks: bool, allow_private_webhook_urls: bool, webhook_ca: str | None,
+          access_log: bool, journal_file: str | None) -> None:
     """Serve the API over HTTP on a simulated world whose clock you drive.
 
     /api/v1 is the service's API (the same bytes as in-process), /sim/v1 the operator
@@ -173,7 +203,7 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
                                       else existing.header.environment)
     token = operator_token if operator_token is not None else secrets.token_urlsafe(24)
     options = _options(seed, token, environment, clock, speed, deliver_webhooks,
-                       allow_private_webhook_urls, world)
+                       allow_private_webhook_urls, world, _trust(webhook_ca, deliver_webhooks))
     try:
         app = create_app(options, scenario=world, echo=_echo_delivery, owns_heap=True)
     except SetupFailed as error:  # the world file's line and field at fault

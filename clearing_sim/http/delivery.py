@@ -23,13 +23,17 @@ private webhook URLs are allowed; then the request goes to the address that was 
 resolves again differently (DNS rebinding) cannot redirect it. One attempt is bounded by a
 total deadline of ``DELIVERY_TIMEOUT_MS`` of wall time (connect, send, answer), not per
 read, and at most ``RESPONSE_BYTES_MAX`` of the answer's body are read: only its status
-counts (docs/semantics.md).
+counts (docs/semantics.md). An https receiver's certificate is verified against the system's
+roots, and against a CA of the member's own when ``serve --webhook-ca FILE`` gives one (a
+receiver under test usually has a private CA's certificate); a certificate neither trusts is a
+TLS failure, 502.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 from collections.abc import Callable
 from ipaddress import IPv4Address, IPv6Address, ip_address
 from typing import TYPE_CHECKING
@@ -71,11 +75,16 @@ class RealOutcome:
 
 
 class RealDeliveries:
+    """``trust``: the TLS context https receivers are verified with (``serve --webhook-ca``:
+    the system's roots and a CA of the member's own); None: the system's roots alone."""
+
     def __init__(self, allow_private: bool,
                  echo: Callable[[Arrival, RealOutcome], None] | None = None,
-                 deadline_s: float = DELIVERY_TIMEOUT_MS / 1000) -> None:
+                 deadline_s: float = DELIVERY_TIMEOUT_MS / 1000,
+                 trust: ssl.SSLContext | None = None) -> None:
         self.allow_private = allow_private
         self.deadline_s = deadline_s
+        self.trust = trust
         self.echo = echo
         self.outbox: list[Outgoing] = []
         self._world: World | None = None
@@ -116,8 +125,8 @@ class RealDeliveries:
     async def send(self, batch: list[Outgoing]) -> list[RealOutcome]:
         """POST every request of the batch at once; the outcomes in the batch's order."""
         timeout = httpx.Timeout(DELIVERY_TIMEOUT_MS / 1000)
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False,
-                                     trust_env=False) as client:
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
+                                     verify=True if self.trust is None else self.trust) as client:
             return list(await asyncio.gather(*(self._post(client, item.arrival.request.url,
                                                           item.arrival.request.headers,
                                                           item.arrival.request.body)

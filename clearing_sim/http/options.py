@@ -6,6 +6,7 @@ Public names: ``ClockMode``, ``ServeOptions``.
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 
 from attrs import field, frozen, validators
 
@@ -30,6 +31,8 @@ class ServeOptions:
     speed: float = field(default=1.0, validator=validators.gt(0.0))
     deliver_webhooks: bool = False
     allow_private_webhook_urls: bool = False
+    #: a PEM CA bundle https webhook receivers may chain to, besides the system's roots
+    webhook_ca: Path | None = None
     #: key material from the seed alone, not sealed with the operator token: only for a
     #: short-lived loopback shim whose keys are published anyway (the receiver kit's)
     seed_only_keys: bool = False

@@ -22,12 +22,13 @@ from typing import Any
 
 import pytest
 
-from clearing_sim.scenario.errors import ScenarioError, ScenarioUnreadable
-from clearing_sim.scenario.loader import SUFFIXES, parse_scenario
+from clearing_sim.scenario.errors import ScenarioError
+from clearing_sim.scenario.loader import SUFFIXES, parse_scenario, read_bounded
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.reports import failure_lines
 from clearing_sim.scenario.results import ScenarioResult, duration_text
 from clearing_sim.scenario.runner import run_scenario
+from clearing_sim.scenario.source import TEXT_CHARS_MAX
 
 __all__ = ["ScenarioFile", "ScenarioItem", "pytest_addoption", "pytest_collect_file"]
 
@@ -43,10 +44,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _is_scenario(path: Path) -> bool:
+    """A top-level ``scenario:`` key within the first ``TEXT_CHARS_MAX`` bytes (a scenario
+    file is no longer; a longer one with the key is collected and refused for its size). No
+    more is read: other YAML in the tree may be any size, or a device (``/dev/zero``)."""
     try:
-        return _TOP_LEVEL_SCENARIO.search(path.read_text(encoding="utf-8")) is not None
-    except (OSError, UnicodeDecodeError):
+        with path.open("rb") as stream:
+            head = stream.read(TEXT_CHARS_MAX + 1)
+    except OSError:
         return False
+    return _TOP_LEVEL_SCENARIO.search(head.decode("utf-8", errors="replace")) is not None
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> ScenarioFile | None:
@@ -62,11 +68,7 @@ class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[ScenarioItem]:
         root = self.config.rootpath
         shown = self.path.relative_to(root) if self.path.is_relative_to(root) else self.path
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise ScenarioUnreadable(str(shown), str(error)) from None
-        scenario = parse_scenario(text, str(shown))
+        scenario = parse_scenario(read_bounded(self.path, str(shown)), str(shown))
         yield ScenarioItem.from_parent(self, name=scenario.name, scenario=scenario)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],

@@ -67,7 +67,9 @@ class ServiceAPI:
         return found
 
     # the door -----------------------------------------------------------------------------
-    def handle(self, request: Request) -> Response:
+    def handle(self, request: Request, *, encode: bool = True) -> Response:
+        """The answer to ``request``; with ``encode=False`` its bytes are encoded only if
+        read (``Response.deferred``: the same bytes), for a caller that reads ``payload``."""
         command_id = self.world.ids.uuid("command")
         version = CURRENT_VERSION
         principal: Principal | None = None
@@ -94,11 +96,12 @@ class ServiceAPI:
                                     stored.body)
                 replayed = True
             else:
-                response = self._success(route.handler(context), command_id, version)
+                response = self._success(route.handler(context), command_id, version, encode)
                 if key is not None and 200 <= response.status < 300:
                     self.idempotency.store(scope, key, request, response, self.world.now_ms)
         except DomainError as error:
-            response = self._respond(error.status, envelope.failure(error, command_id), version)
+            response = self._respond(error.status, envelope.failure(error, command_id), version,
+                                     encode)
         self._log(request, response, principal, command_id, replayed)
         return response
 
@@ -121,19 +124,23 @@ class ServiceAPI:
         return principal
 
     # answers ------------------------------------------------------------------------------
-    def _success(self, reply: Reply, command_id: str, version: str) -> Response:
+    def _success(self, reply: Reply, command_id: str, version: str,
+                 encode: bool = True) -> Response:
         if reply.status == 204:
             return Response(204, (("Service-Version", version),), b"")
-        return self._respond(reply.status, envelope.success(reply, command_id), version)
+        return self._respond(reply.status, envelope.success(reply, command_id), version, encode)
 
-    def _respond(self, status: int, payload: dict[str, Any], version: str) -> Response:
+    def _respond(self, status: int, payload: dict[str, Any], version: str,
+                 encode: bool = True) -> Response:
         headers = (("Content-Type", "application/json"), ("Service-Version", version))
+        if not encode:
+            return Response.deferred(status, headers, payload)
         return Response(status, headers, encode_json(payload), payload)
 
     def _log(self, request: Request, response: Response, principal: Principal | None,
              command_id: str, replayed: bool) -> None:
-        def shown(text: str) -> str:  # a refused text is logged escaped
-            return text.encode("utf-8", "backslashreplace").decode()
+        def shown(text: str) -> str:  # a refused text is logged escaped (ASCII is itself)
+            return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode()
 
         fields: dict[str, Any] = {"method": shown(request.method[:20]),
                                   "path": shown(request.path[:300]),
@@ -141,6 +148,6 @@ class ServiceAPI:
                                   "participantId": principal.participant_id if principal
                                   else None, "replayed": replayed}
         if response.status >= 400:
-            body = response.json()
+            body = response.payload if response.payload is not None else response.json()
             fields["codes"] = [e["code"] for e in body["errors"]]
         self.world.log.append("api.request", **fields)

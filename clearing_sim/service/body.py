@@ -121,6 +121,28 @@ def _check_value(value: Any) -> None:
                 stack.append((member, path, name, depth + 1))
 
 
+#: ``json.loads(text, parse_constant=..., parse_int=..., object_pairs_hook=...)`` builds
+#: this decoder (and its scanner) on every call: made once
+_decoder = json.JSONDecoder(parse_constant=_no_constants, parse_int=_bounded_int,
+                            object_pairs_hook=_no_duplicates)
+
+
+def _decode(text: str) -> Any:
+    """``json.loads(text)`` with the hooks above: the same value or the same error."""
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _decoder.decode(text)
+
+
+def _plain(raw: bytes) -> bool:
+    """Whether ``_check_value`` can find nothing in the value ``raw`` decodes to: ASCII text
+    without escapes decodes to ASCII strings only (canonical), and at most ``DEPTH_MAX``
+    opening brackets cannot nest deeper than allowed (one inside a string only over-counts).
+    The driver's and most clients' bodies are plain: they are not walked."""
+    return raw.isascii() and b"\\" not in raw \
+        and raw.count(b"{") + raw.count(b"[") <= DEPTH_MAX
+
+
 def parse_json_object(raw: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
     """The body as a JSON object; an empty body is ``{}`` when ``empty_ok``."""
     if len(raw) > BODY_BYTES_MAX:
@@ -131,9 +153,9 @@ def parse_json_object(raw: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
             return {}
         raise InvalidRequest.one(None, "invalid_body", "the request needs a JSON object body")
     try:
-        value = json.loads(raw.decode("utf-8"), parse_constant=_no_constants,
-                           parse_int=_bounded_int, object_pairs_hook=_no_duplicates)
-        _check_value(value)
+        value = _decode(raw.decode("utf-8"))
+        if not _plain(raw):
+            _check_value(value)
     except _Refused as exc:
         raise InvalidRequest.one(exc.param, exc.code, f"the body is refused: {exc}") from None
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -31,7 +31,21 @@ def encode_json(payload: Any) -> bytes:
 
 def _find(headers: Headers, name: str) -> str | None:
     wanted = name.lower()
-    return next((value for key, value in headers if key.lower() == wanted), None)
+    for key, value in headers:
+        if key.lower() == wanted:
+            return value
+    return None
+
+
+def _split_target(target: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The path and the query pairs of ``target``, as ``urlsplit`` and ``parse_qsl`` give
+    them; a plain path (no query, fragment or authority, nothing ``urlsplit`` strips) is its
+    own path, without their cost (every request of a workload's driver)."""
+    if target.startswith("/") and not target.startswith("//") and "?" not in target \
+            and "#" not in target and target.isprintable():
+        return target, ()
+    parts = urlsplit(target)
+    return parts.path, tuple(parse_qsl(parts.query, keep_blank_values=True))
 
 
 @frozen
@@ -49,7 +63,7 @@ class Request:
         """A request from a target (path with optional ``?query``), a bearer token and a body.
 
         ``json_body`` is encoded with ``encode_json``; ``body`` is sent as given."""
-        parts = urlsplit(target)
+        path, query = _split_target(target)
         merged: list[tuple[str, str]] = []
         if token is not None:
             merged.append(("Authorization", f"Bearer {token}"))
@@ -57,8 +71,7 @@ class Request:
             merged.append(("Content-Type", "application/json"))
         merged.extend((headers or {}).items())
         raw = body if body is not None else (b"" if json_body is None else encode_json(json_body))
-        return cls(method.upper(), parts.path,
-                   tuple(parse_qsl(parts.query, keep_blank_values=True)), tuple(merged), raw)
+        return cls(method.upper(), path, query, tuple(merged), raw)
 
     def header(self, name: str) -> str | None:
         return _find(self.headers, name)
@@ -67,20 +80,51 @@ class Request:
         return next((value for key, value in self.query if key == name), None)
 
 
-@frozen
+@frozen(eq=False)
 class Response:
     """An answer: status, headers and the exact bytes of its body. ``payload`` is the JSON
     value the door encoded ``body`` from (``None`` for an answer made from bytes): a caller
     in the same process (the workload driver) reads it instead of decoding the bytes again.
-    It is not compared, and nothing changes it."""
+    It is not compared, and nothing changes it.
+
+    ``Response.deferred(status, headers, payload)`` is an answer whose bytes are encoded
+    (``encode_json``) when ``body`` is first read, and kept: the same bytes as encoding at
+    once, for a caller that holds the payload unchanged meanwhile and may never read them
+    (the workload driver, ``ServiceAPI.handle(request, encode=False)``)."""
 
     status: int
     headers: Headers
-    body: bytes
-    payload: Any = field(default=None, eq=False, repr=False)
+    _body: bytes | None = field(alias="body")
+    payload: Any = field(default=None, repr=False)
+
+    @classmethod
+    def deferred(cls, status: int, headers: Headers, payload: Any) -> Response:
+        return cls(status, headers, None, payload)
+
+    @property
+    def body(self) -> bytes:
+        """The exact bytes of the answer (encoded from ``payload`` on first use if deferred)."""
+        found = self._body
+        if found is None:
+            found = encode_json(self.payload)
+            object.__setattr__(self, "_body", found)
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Response):
+            return NotImplemented
+        return (self.status, self.headers, self.body) == (other.status, other.headers,
+                                                          other.body)
+
+    def __hash__(self) -> int:
+        return hash((self.status, self.headers, self.body))
+
+    def __repr__(self) -> str:
+        return f"Response(status={self.status!r}, headers={self.headers!r}, body={self.body!r})"
 
     def header(self, name: str) -> str | None:
         return _find(self.headers, name)
 
     def json(self) -> Any:
-        return json.loads(self.body) if self.body else None
+        body = self.body
+        return json.loads(body) if body else None

@@ -74,6 +74,17 @@ def match_in(table: Sequence[R], method: str, path: str) -> tuple[R, dict[str, s
     raise NotFound.one(None, "route_not_found", f"no route {path[:200]}")
 
 
+#: (method, path) → the route found for it, for the paths of routes without parameters
+#: (their own templates: a bounded set), which need no scan the next time
+_by_template: dict[tuple[str, str], Route] = {}
+
+
 def match(method: str, path: str) -> tuple[Route, dict[str, str]]:
     """The route of the public API for this method and path; 404 or 405 otherwise."""
-    return match_in(ROUTES, method, path)
+    found = _by_template.get((method, path))
+    if found is not None:
+        return found, {}
+    route, params = match_in(ROUTES, method, path)
+    if not params and path == route.template:
+        _by_template[method, path] = route
+    return route, params

@@ -48,9 +48,12 @@ def _leg(f: Fields, side: str) -> LegRequest | None:
     return LegRequest(amount, ref) if amount is not None and ref is not None else None
 
 
+_USE_CASES = tuple(u.value for u in UseCase)
+
+
 def read_initiation(f: Fields) -> InitiateRequest | None:
     """The initiate body's fields (problems collected in ``f``); ``None`` if any is missing."""
-    use_case = f.text("useCase", choices=[u.value for u in UseCase])
+    use_case = f.text("useCase", choices=_USE_CASES)
     reference = f.text("paymentReference", length_max=140)
     source = _leg(f, "source")
     target = _leg(f, "target")
@@ -81,8 +84,11 @@ def initiate(ctx: Context) -> Reply:
     agent_ref = read_agent_ref(f)
     f.done()
     assert request is not None
-    amount = ctx.world.check_initiation(ctx.caller.id, request)
-    agent_id = authorise_agent(ctx, agent_ref, "initiateTransaction", amount)
+    agent_id = None
+    if agent_ref is not None:  # the mandate's cap needs the amount before anything acts
+        amount = ctx.world.check_initiation(ctx.caller.id, request)
+        agent_id = authorise_agent(ctx, agent_ref, "initiateTransaction", amount)
+    # ``world.initiate`` validates (the same checks, the same errors) before it acts
     tx = ctx.world.initiate(ctx.caller.id, request, CommandId(ctx.command_id), agent_id)
     return Reply(201, _full(ctx, tx))
 

@@ -51,11 +51,20 @@ def transaction_full(tx: Transaction, epoch_ms: int) -> dict[str, Any]:
     """The spec's Transaction (full form): every field of its table."""
     cancel = cancel_action(tx)
     saga = tx.saga
+    # most of the form's times are one instant (all four at initiation): rendered once each
+    rendered: dict[int, str] = {}
+
+    def iso(at_ms: int) -> str:
+        found = rendered.get(at_ms)
+        if found is None:
+            found = rendered[at_ms] = render_iso(epoch_ms, at_ms)
+        return found
+
     steps = []
     for step in saga.steps:
         item: dict[str, Any] = {"name": step.name.value, "status": step.status.value}
         if step.happened_at_ms is not None and step.status is not StepStatus.PENDING:
-            item["happenedAt"] = render_iso(epoch_ms, step.happened_at_ms)
+            item["happenedAt"] = iso(step.happened_at_ms)
         steps.append(item)
     details: dict[str, Any] = {
         "chain": tx.chain.value,
@@ -72,8 +81,8 @@ def transaction_full(tx: Transaction, epoch_ms: int) -> dict[str, Any]:
         "lifecycleStatus": tx.lifecycle_status.value,
         "parked": tx.parked,
         "terminal": tx.terminal,
-        "initiatedAt": render_iso(epoch_ms, tx.initiated_at_ms),
-        "updatedAt": render_iso(epoch_ms, tx.updated_at_ms),
+        "initiatedAt": iso(tx.initiated_at_ms),
+        "updatedAt": iso(tx.updated_at_ms),
         "source": _side(tx.source),
         "target": _side(tx.target),
         "actions": {

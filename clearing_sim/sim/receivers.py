@@ -33,6 +33,8 @@ from clearing_sim.domain.delivery import is_success
 from clearing_sim.domain.latency import Latency, LogNormal, Uniform
 
 if TYPE_CHECKING:
+    import random
+
     from clearing_sim.sim.world import World
 
 __all__ = ["Arrival", "Handler", "ReceiverBehaviour", "Receivers", "Transmission",
@@ -126,6 +128,7 @@ class Receivers:
         self._handlers: dict[str, Handler] = {}
         self._listeners: list[Callable[[Arrival], None]] = []
         self.default = ReceiverBehaviour()
+        self._streams: dict[str, tuple[random.Random, random.Random]] = {}
 
     def set(self, url: str, behaviour: ReceiverBehaviour) -> None:
         """From now on, requests to ``url`` meet ``behaviour`` (logged ``webhook.receiver``)."""
@@ -154,8 +157,7 @@ class Receivers:
         """Send now; the draws come from the URL's own streams, in a fixed order."""
         world, url = self._world, request.url
         b = self.behaviour(url)
-        faults = world.streams.get(f"webhook-receiver:{url}:faults")
-        latency = world.streams.get(f"webhook-receiver:{url}:latency")
+        faults, latency = self._streams_of(url)
         lost = faults.random() < b.p_lost
         jittered = faults.random() < b.p_jitter
         duplicated = faults.random() < b.p_duplicate
@@ -170,6 +172,15 @@ class Receivers:
                                            event_id, subscription_id, attempt, 1))
         return Transmission(response, delay_ms, jitter_ms, duplicated)
 
+    def _streams_of(self, url: str) -> tuple[random.Random, random.Random]:
+        """The URL's ``webhook-receiver:<url>:faults`` and ``:latency`` streams."""
+        found = self._streams.get(url)
+        if found is None:
+            streams = self._world.streams
+            found = self._streams[url] = (streams.get(f"webhook-receiver:{url}:faults"),
+                                          streams.get(f"webhook-receiver:{url}:latency"))
+        return found
+
     def _arrive(self, delay_ms: int, request: WebhookRequest, event_id: str,
                 subscription_id: str, attempt: int,
                 copy: int) -> Generator[simpy.Event, Any, int]:
@@ -178,9 +189,10 @@ class Receivers:
             yield world.env.timeout(delay_ms)
         now = world.now_ms
         status = self.behaviour(request.url).status_at(now)
-        arrival = Arrival(request, now, event_id, subscription_id, attempt, copy, status)
+        arrival: Arrival | None = None  # made for an application or a listener only
         handler = self._handlers.get(request.url)
         if handler is not None and is_success(status):
+            arrival = Arrival(request, now, event_id, subscription_id, attempt, copy, status)
             answered = handler(arrival)
             if isinstance(answered, simpy.Event):
                 answered = yield answered
@@ -191,6 +203,10 @@ class Receivers:
         world.log.append("webhook.arrival", url=request.url, eventId=event_id,
                          subscriptionId=subscription_id, attempt=attempt, copy=copy,
                          status=status)
-        for listener in self._listeners:
-            listener(arrival)
+        if self._listeners:
+            if arrival is None:
+                arrival = Arrival(request, now, event_id, subscription_id, attempt, copy,
+                                  status)
+            for listener in self._listeners:
+                listener(arrival)
         return status

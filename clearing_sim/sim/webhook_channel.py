@@ -62,6 +62,8 @@ if TYPE_CHECKING:
 __all__ = ["Delivery", "DeliveryStatus", "WebhookChannel"]
 
 Proc = Generator[simpy.Event, Any, Any]
+#: ``EventType(value)`` without the enum's call
+_EVENT_TYPES: dict[str, EventType] = {member.value: member for member in EventType}
 
 
 class DeliveryStatus(StrEnum):
@@ -112,21 +114,23 @@ class WebhookChannel:
 
     # fan-out ------------------------------------------------------------------------------
     def _fan_out(self, record: Record) -> None:
-        if not len(self._world.subscriptions):
+        world = self._world
+        if not len(world.subscriptions):
             return  # nobody subscribed to anything yet
-        event_type = EventType(str(record["event"]))
-        audience = self._world.transactions[str(record["transactionId"])].audience
-        wanted = [s for s in self._world.subscriptions
+        fields: Any = record.fields  # a ``transaction.state`` record: its fields' types known
+        event_type = _EVENT_TYPES[fields["event"]]
+        transaction_id: str = fields["transactionId"]
+        audience = world.transactions[transaction_id].audience
+        wanted = [s for s in world.subscriptions
                   if s.active and event_type in s.events and s.participant_id in audience]
         if not wanted:
             return
-        world = self._world
         event = WebhookEvent(
             id=world.ids.prefixed("evt"), type=event_type, created_at_ms=record.at_ms,
-            created_at=world.iso(record.at_ms), transaction_id=str(record["transactionId"]),
-            payment_reference=str(record["paymentReference"]),
-            lifecycle_status=str(record["lifecycleStatus"]), terminal=bool(record["terminal"]),
-            parked=bool(record["parked"]))
+            created_at=world.iso(record.at_ms), transaction_id=transaction_id,
+            payment_reference=fields["paymentReference"],
+            lifecycle_status=fields["lifecycleStatus"], terminal=fields["terminal"],
+            parked=fields["parked"])
         if self._history:
             self.events.append(event)
         world.log.append("webhook.event", eventId=event.id, type=event_type.value,

@@ -1,7 +1,8 @@
 """Authentication 8 tooling: a test CA, a CSR flow and TLS contexts for issuer-gateway calls.
 
 Public names: ``CertBundle``, ``KeyPair``, ``TlsProblem``, ``client_context``,
-``describe_tls_error``, ``issue_from_csr``, ``make_ca``, ``make_csr``, ``write_bundle``.
+``describe_tls_error``, ``issue_from_csr``, ``make_ca``, ``make_csr``, ``server_context``,
+``write_bundle``.
 """
 
 from clearing_sim.tls.certs import (
@@ -12,7 +13,12 @@ from clearing_sim.tls.certs import (
     make_csr,
     write_bundle,
 )
-from clearing_sim.tls.contexts import TlsProblem, client_context, describe_tls_error
+from clearing_sim.tls.contexts import (
+    TlsProblem,
+    client_context,
+    describe_tls_error,
+    server_context,
+)
 
 __all__ = ["CertBundle", "KeyPair", "TlsProblem", "client_context", "describe_tls_error",
-           "issue_from_csr", "make_ca", "make_csr", "write_bundle"]
+           "issue_from_csr", "make_ca", "make_csr", "server_context", "write_bundle"]

@@ -1,9 +1,13 @@
 """TLS contexts for the service's calls to an issuer's gateway, and plain words for failures.
 
-Public names: ``TlsProblem``, ``client_context``, ``describe_tls_error``.
+Public names: ``TlsProblem``, ``client_context``, ``describe_tls_error``, ``server_context``.
 
 ``client_context`` verifies the issuer's server certificate against the CA bundle given at
-onboarding (hostname checked) and presents the service's client certificate (mTLS).
+onboarding (hostname checked) and presents the service's client certificate (mTLS);
+``server_context`` serves a certificate (and asks for a client's, given a CA). Neither ever
+asks for a passphrase: OpenSSL would prompt on the terminal and hold a server or a kit
+waiting for an answer nobody gives, so an encrypted private key is a ``TlsProblem`` that says
+so.
 ``describe_tls_error`` turns OpenSSL's reasons into a sentence an issuer's engineer can act
 on: wrong CA, expired certificate, missing client certificate, hostname mismatch.
 """
@@ -13,7 +17,10 @@ from __future__ import annotations
 import ssl
 from pathlib import Path
 
-__all__ = ["TlsProblem", "client_context", "describe_tls_error"]
+__all__ = ["TlsProblem", "client_context", "describe_tls_error", "server_context"]
+
+#: What OpenSSL is told when a key wants a passphrase: none (it then fails, never prompts).
+_NO_PASSPHRASE = b""
 
 
 class TlsProblem(Exception):
@@ -29,12 +36,51 @@ def client_context(ca_file: Path | None, cert_file: Path | None = None,
     try:
         if ca_file is not None:
             context.load_verify_locations(cafile=str(ca_file))
-        if cert_file is not None:
-            context.load_cert_chain(str(cert_file), None if key_file is None else str(key_file))
     except (OSError, ssl.SSLError) as error:
         raise TlsProblem(f"cannot load TLS files ({ca_file}, {cert_file}, {key_file}): "
                          f"{error}") from None
+    if cert_file is not None:
+        _load_key_pair(context, cert_file, key_file, (ca_file, cert_file, key_file))
     return context
+
+
+def server_context(cert_file: Path, key_file: Path,
+                   client_ca: Path | None = None) -> ssl.SSLContext:
+    """Serve ``cert_file`` with ``key_file``; given ``client_ca``, require a client
+    certificate it signed (mTLS)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    _load_key_pair(context, cert_file, key_file, (cert_file, key_file, client_ca))
+    if client_ca is not None:
+        try:
+            context.load_verify_locations(cafile=str(client_ca))
+        except (OSError, ssl.SSLError) as error:
+            raise TlsProblem(f"cannot load the client CA bundle {client_ca}: {error}") from None
+        context.verify_mode = ssl.CERT_REQUIRED
+    return context
+
+
+def _load_key_pair(context: ssl.SSLContext, cert_file: Path, key_file: Path | None,
+                   files: tuple[Path | None, ...]) -> None:
+    try:
+        context.load_cert_chain(str(cert_file), None if key_file is None else str(key_file),
+                                password=_NO_PASSPHRASE)
+    except (OSError, ssl.SSLError) as error:
+        if _encrypted(key_file or cert_file):
+            raise TlsProblem(f"the private key in {key_file or cert_file} is encrypted "
+                             "(it has a passphrase): give a key without one") from None
+        shown = ", ".join(str(f) for f in files if f is not None)
+        raise TlsProblem(f"cannot load TLS files ({shown}): {error}") from None
+
+
+def _encrypted(key_file: Path) -> bool:
+    """The PEM holds an encrypted private key (PKCS#8 or the traditional header)."""
+    try:
+        with key_file.open("rb") as f:
+            head = f.read(1 << 16)
+    except (OSError, ValueError):
+        return False
+    return b"ENCRYPTED PRIVATE KEY" in head or b"Proc-Type: 4,ENCRYPTED" in head
 
 
 _REASONS = (

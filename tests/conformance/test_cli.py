@@ -15,7 +15,19 @@ from hypothesis import strategies as st
 from clearing_sim.cli import main
 from clearing_sim.conformance.receiver_kit import CHECKS
 from clearing_sim.conformance.receiver_run import shim_api_key
+from clearing_sim.conformance.receiver_server import (
+    HttpTransactionSource,
+    ReceiverServer,
+    receiver_app,
+    wall_clock_s,
+)
+from clearing_sim.webhooks import ReferenceReceiver
 from tests.conformance.conftest import SECRET, Serve, free_ports
+
+
+@pytest.fixture
+def unused_port() -> int:
+    return free_ports(1)[0]
 
 
 def _kit(*args: str) -> list[str]:
@@ -29,6 +41,41 @@ def test_show_shim_prints_what_to_configure_the_receiver_with() -> None:
         "export CLEARING_SIM_API_BASE_URL=http://127.0.0.1:9999",
         f"export CLEARING_SIM_API_KEY={shim_api_key(4)}"]
     assert shim_api_key(4) != shim_api_key(0)
+
+
+@pytest.mark.parametrize(("args", "base"), [
+    (("--shim-public-url", "http://host.docker.internal:4243/"),
+     "http://host.docker.internal:4243"),
+    (("--shim-public-url", "https://kit.example/shim"), "https://kit.example/shim"),
+    (("--shim-host", "0.0.0.0", "--shim-port", "4243"), "http://127.0.0.1:4243"),
+    (("--shim-host", "::", "--shim-port", "4243"), "http://[::1]:4243"),
+])
+def test_show_shim_announces_the_url_the_receiver_reaches(args: tuple[str, ...],
+                                                           base: str) -> None:
+    """A receiver in a container or behind a proxy reaches the shim at another address than
+    the one it listens on (``--shim-public-url``); bound to every interface, the shim is
+    announced on loopback, never at 0.0.0.0."""
+    result = CliRunner().invoke(main, _kit("--show-shim", *args))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == f"export CLEARING_SIM_API_BASE_URL={base}"
+
+
+def test_a_receiver_given_the_public_url_passes_through_it(unused_port: int) -> None:
+    """End to end: the reference receiver fetches from ``http://localhost:PORT`` (the
+    announced public URL) while the shim listens on 127.0.0.1; every check passes and the
+    kit's first line names the public URL."""
+    public = f"http://localhost:{unused_port}"
+    hook = ReferenceReceiver(HttpTransactionSource(f"{public}/api/v1"), shim_api_key(0),
+                             SECRET, wall_clock_s)
+    server = ReceiverServer(receiver_app(hook)).start()
+    try:
+        result = CliRunner().invoke(main, _kit(
+            f"{server.url}/webhooks", "--secret", SECRET, "--shim-port", str(unused_port),
+            "--shim-public-url", public, "--probe-url", f"{server.url}/transactions/{{id}}"))
+    finally:
+        server.stop()
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith(f"kit shim on {public}  API key ")
 
 
 def test_the_reference_receiver_exits_0_and_writes_every_report(tmp_path: Path,
@@ -66,6 +113,8 @@ def test_the_naive_receiver_exits_1_and_json_names_the_failures(serve_receiver: 
     _kit(), _kit("http://127.0.0.1:1/x"), _kit("ftp://x", "--secret", "s"),
     _kit("http://x", "--secret", "s", "--probe-url", "not a url"),
     _kit("http://x", "--secret", "s", "--shim-port", "70000"),
+    _kit("--show-shim", "--shim-public-url", "kit.example:4243"),
+    _kit("--show-shim", "--shim-public-url", "http://kit.example/?a=1"),
     ["receiver", "serve", "--secret", "s"], ["receiver", "serve"],
     ["receiver", "serve", "--secret", "s", "--api-base-url", "x", "--api-key", "k"],
 ])

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clearing_sim.domain.jsontext import canonical_encoder, compact_encoder
+from clearing_sim.domain.jsontext import canonical_encoder, compact_encoder, ordered_encoder
 
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -54,6 +54,23 @@ def test_canonical_encoder_is_json_dumps_sorted_utf8_byte_for_byte(value: Any) -
 
 def test_canonical_encoder_refuses_what_json_refuses() -> None:
     encode = canonical_encoder()
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        encode({"a": object()})
+    with pytest.raises(UnicodeEncodeError):
+        encode({"a": "\ud800"})
+
+
+@given(value=_log_values)
+def test_ordered_encoder_is_json_dumps_unsorted_utf8_byte_for_byte(value: Any) -> None:
+    """Webhook bodies and the driver's request bodies (no floats): msgspec's encoding in the
+    dict's order is the standard library's."""
+    assert ordered_encoder()(value) == json.dumps(
+        value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def test_ordered_encoder_keeps_the_members_order_and_refuses_what_json_refuses() -> None:
+    encode = ordered_encoder()
+    assert encode({"b": 1, "a": [True, None, "é"]}) == '{"b":1,"a":[true,null,"é"]}'.encode()
     with pytest.raises(TypeError, match="not JSON serializable"):
         encode({"a": object()})
     with pytest.raises(UnicodeEncodeError):

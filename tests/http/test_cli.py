@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -312,3 +313,49 @@ def test_any_gateway_tls_paths_exit_2_with_a_message_never_a_traceback(
     assert isinstance(result.exception, SystemExit), result.exception
     assert "Traceback" not in result.output
     assert f"{world}:" in result.output or "cannot listen" in result.output, result.output
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--webhook-ca", "{ca}"], "--webhook-ca applies to --deliver-webhooks only"),
+    (["--deliver-webhooks", "--webhook-ca", "missing.pem"], "expected a PEM file"),
+    (["--deliver-webhooks", "--webhook-ca", "{folder}"], "expected a PEM file"),
+    (["--deliver-webhooks", "--webhook-ca", "{key}"], "no CA certificate could be loaded"),
+    (["--deliver-webhooks", "--webhook-ca", "/dev/zero"], "expected a PEM file"),
+])
+def test_a_bad_webhook_ca_exits_2_with_a_message(tmp_path: Path, args: list[str],
+                                                 message: str) -> None:
+    """``--webhook-ca``: a PEM CA bundle for real deliveries to https receivers; anything
+    else is refused before the world is built (never read without bound: /dev/zero)."""
+    import datetime as dt
+
+    from clearing_sim.tls import write_bundle
+
+    bundle = write_bundle(tmp_path / "certs", dt.datetime.now(dt.UTC))
+    names = {"ca": str(bundle.ca_cert), "folder": str(tmp_path), "key": str(bundle.server_key)}
+    result = _serve(*(a.format(**names) for a in args))
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ca=_PATH_VALUES)
+def test_any_webhook_ca_path_exits_2_with_a_message_never_a_traceback(tmp_path: Path,
+                                                                      ca: str) -> None:
+    """On a port in use: the bundle is refused (exit 2) or accepted and the port refused
+    (exit 2); never a traceback."""
+    import datetime as dt
+
+    from clearing_sim.tls import write_bundle
+
+    if not (tmp_path / "certs").exists():
+        write_bundle(tmp_path / "certs", dt.datetime.now(dt.UTC))
+    with contextlib.chdir(tmp_path), socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        result = _serve("--deliver-webhooks", "--webhook-ca", ca,
+                        "--port", str(taken.getsockname()[1]))
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert "--webhook-ca" in result.output or "cannot listen" in result.output, result.output

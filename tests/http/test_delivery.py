@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from ipaddress import ip_address
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -21,8 +24,19 @@ from clearing_sim.http.delivery import (
     _public_address,
     pinned,
 )
+from clearing_sim.tls.certs import CertBundle, write_bundle
+from clearing_sim.tls.contexts import client_context
 from clearing_sim.webhooks import verify
-from tests.http.conftest import Client, Receiver, Shim, add, issuer_body, make_client, member_body
+from tests.http.conftest import (
+    OP,
+    Client,
+    Receiver,
+    Shim,
+    add,
+    issuer_body,
+    make_client,
+    member_body,
+)
 
 
 @pytest.fixture
@@ -231,3 +245,76 @@ def test_the_request_goes_to_the_address_that_was_checked(url: str, address: str
     rewritten, host_header, extensions = pinned(url, ip_address(address))
     assert (rewritten, host_header) == (expected, host)
     assert extensions == {"sni_hostname": "hooks.example.com"}
+
+
+# https receivers and --webhook-ca -----------------------------------------------------------
+class _Hooks(BaseHTTPRequestHandler):
+    received: ClassVar[list[bytes]] = []
+
+    def do_POST(self) -> None:
+        self.received.append(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def tls_files(tmp_path: Path) -> CertBundle:
+    return write_bundle(tmp_path / "tls", dt.datetime.now(dt.UTC))
+
+
+@pytest.fixture
+def https_receiver(tls_files: CertBundle) -> Iterator[str]:
+    """A real HTTPS receiver on loopback whose certificate (for localhost) a private test CA
+    signed: what a member's receiver under test usually has."""
+    _Hooks.received = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hooks)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(tls_files.server_cert, tls_files.server_key)
+    server.socket = served.wrap_socket(server.socket, server_side=True)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    yield f"https://localhost:{server.server_address[1]}/hooks"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_https_receiver_with_a_private_ca_fails_tls_unless_that_ca_is_trusted(
+        https_receiver: str, tls_files: CertBundle) -> None:
+    """Without ``--webhook-ca`` the receiver's certificate chains to no trusted root: a TLS
+    failure answers 502, as a gateway in front of it would; with its CA trusted, the real
+    receiver's own status (204) is the attempt's."""
+    refused = _one(RealDeliveries(True, deadline_s=5), https_receiver)
+    assert refused.status == 502 and refused.error is not None
+    assert "CERTIFICATE_VERIFY_FAILED" in refused.error
+    trusted = RealDeliveries(True, deadline_s=5, trust=client_context(tls_files.ca_cert))
+
+    async def go() -> RealOutcome:
+        async with httpx.AsyncClient(trust_env=False, verify=trusted.trust) as client:
+            return await trusted._post(client, https_receiver, (), b"{}")
+    assert asyncio.run(go()) == RealOutcome(204)
+
+
+def test_a_settled_redeem_reaches_an_https_receiver_the_webhook_ca_vouches_for(
+        https_receiver: str, tls_files: CertBundle) -> None:
+    """End to end through the shim (``serve --deliver-webhooks --webhook-ca``): the signed
+    POSTs reach the HTTPS receiver and each attempt is delivered."""
+    client = make_client(seed=5, deliver_webhooks=True, allow_private_webhook_urls=True,
+                         webhook_ca=tls_files.ca_cert)
+    try:
+        shim = Shim(client, add(client, issuer_body()), add(client, member_body()))
+        hook = _subscribe(shim, https_receiver, "transaction.received", "transaction.settled")
+        tx = shim.initiate()
+        client.advance(3600)
+        attempts = client.get(f"/sim/v1/deliveries?transactionId={tx}",
+                              headers=OP).json()["data"]
+        assert [a["eventType"] for a in attempts] == ["transaction.received",
+                                                      "transaction.settled"]
+        assert [a["outcome"] for a in attempts] == ["delivered", "delivered"]
+        assert _Hooks.received == [a["request"]["body"].encode() for a in attempts]
+        assert hook["url"] == https_receiver
+    finally:
+        client.close()

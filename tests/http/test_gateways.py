@@ -458,3 +458,33 @@ def test_a_bearer_that_cannot_travel_in_a_header_is_a_400(
                                                 "bearer": "t\u00f6ken"})
     assert response.status_code == 400, response.text
     assert "bearer token" in response.json()["errors"][0]["message"]
+
+
+def test_an_encrypted_client_key_is_a_400_saying_so_never_a_prompt(
+        fuzz_client: tuple[Client, str], tmp_path: Path) -> None:
+    """A passphrase-protected ``clientKey``: OpenSSL would have prompted on the shim's
+    terminal and held the server; it is 400 with the reason, and nothing changes."""
+    import datetime as dt
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    from clearing_sim.tls import write_bundle
+
+    bundle = write_bundle(tmp_path / "tls", dt.datetime.now(dt.UTC))
+    key = load_pem_private_key(bundle.client_key.read_bytes(), None)
+    encrypted = tmp_path / "encrypted.key"
+    encrypted.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                            serialization.PrivateFormat.PKCS8,
+                                            serialization.BestAvailableEncryption(b"pw")))
+    client, issuer_id = fuzz_client
+    world = client.app.state.sim.world
+    before = state_digest(world)
+    response = client.request("PUT", f"/sim/v1/operator/issuers/{issuer_id}/gateway",
+                              json={"apiBaseUrl": "https://127.0.0.1:9/api",
+                                    "caFile": str(bundle.ca_cert),
+                                    "clientCert": str(bundle.client_cert),
+                                    "clientKey": str(encrypted)}, headers=OP)
+    assert response.status_code == 400, response.text
+    assert "is encrypted" in response.json()["errors"][0]["message"]
+    assert state_digest(world) == before

@@ -55,6 +55,19 @@ def test_an_invalid_file_is_a_collection_error_with_its_line(pytester: pytest.Py
     assert "Traceback" not in out
 
 
+def test_other_yaml_of_any_size_is_not_read_whole(pytester: pytest.Pytester) -> None:
+    """Collection reads at most a scenario file's limit of any YAML in the tree: a link to
+    ``/dev/zero`` named like YAML (read whole, collection never ended) is passed over, and
+    an oversized file with a top-level ``scenario:`` key is an error naming its size."""
+    (pytester.path / "endless.yaml").symlink_to("/dev/zero")
+    pytester.makefile(".yaml", ok=SETTLES, huge=SETTLES + "# padding\n" * 40_000)
+    code, out = _pytest(pytester, "-q", "--continue-on-collection-errors")
+    assert code == 1, out
+    assert "1 passed" in out and "ERROR collecting huge.yaml" in out
+    assert "a scenario file is at most 262144 bytes" in out
+    assert "endless" not in out and "Traceback" not in out
+
+
 def test_scenario_seed_replaces_every_files_seed(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", wrong=WRONG)
     _, out = _pytest(pytester, "-q", "--scenario-seed", "9")

@@ -190,3 +190,17 @@ def test_agent_routes_are_503_sandbox_unavailable_in_production(prod: Service) -
             "type": "sandbox_unavailable", "code": "sandbox_unavailable",
             "message": f"{method} {path.replace('agt_x', '{agentId}')} is available in the "
                        "sandbox only"}
+
+
+def test_an_agents_submission_with_an_invalid_initiation_is_400_before_its_mandate(
+        svc: Service) -> None:
+    """Errors, precedence: the body's fields (an unknown asset) are refused before the
+    agent's mandate is looked at, even for an agent that does not exist."""
+    body = svc.redeem_body()
+    body["source"]["asset"]["issuer"] = "GNOPE"
+    body["agent"] = {"agentId": "agt_00000000-0000-4000-8000-000000000000",
+                     "mandateProof": "mp_" + "0" * 64}
+    response = svc.call("POST", TX, svc.member.key, body)
+    assert response.status == 400
+    assert response.json()["errors"][0]["code"] == "unknown_asset"
+    assert len(svc.world.transactions) == 0

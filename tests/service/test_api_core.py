@@ -6,8 +6,9 @@ import uuid
 
 import pytest
 
+from clearing_sim.service.messages import Request, Response
 from clearing_sim.service.versions import CURRENT_VERSION, SUPPORTED_VERSIONS
-from tests.service.conftest import Service
+from tests.service.conftest import Service, make_service
 
 TX = "/api/v1/transactions"
 
@@ -199,3 +200,21 @@ def test_the_answer_payload_is_the_value_its_bytes_encode(svc: Service) -> None:
     for response in (created, refused, listed):
         assert response.payload is not None
         assert response.payload == response.json()
+
+
+def test_answers_not_encoded_are_the_encoded_answers_byte_for_byte() -> None:
+    """``handle(request, encode=False)`` (the workload driver's door) leaves the bytes to be
+    encoded when read: the same status, headers and bytes as the eager answer, and the same
+    log, for a created, a refused and a listed answer."""
+    twins = make_service(), make_service()
+    answers: list[list[Response]] = [[], []]
+    for twin, out, encode in zip(twins, answers, (True, False), strict=True):
+        for method, body in (("POST", twin.redeem_body()), ("POST", {"useCase": "redeem"}),
+                             ("GET", None)):
+            request = Request.build(method, TX, token=twin.member.key, json_body=body)
+            out.append(twin.api.handle(request, encode=encode))
+    for eager, deferred in zip(*answers, strict=True):
+        assert deferred.payload is not None and deferred.payload == eager.payload
+        assert (deferred.status, deferred.headers, deferred.body) == (
+            eager.status, eager.headers, eager.body)
+    assert twins[0].world.log.digest() == twins[1].world.log.digest()

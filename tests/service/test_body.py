@@ -4,11 +4,13 @@ input": every string canonical, at most ``DEPTH_MAX`` levels)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.service import body
 from clearing_sim.service.body import DEPTH_MAX, text_problem
 
@@ -69,8 +71,68 @@ def test_check_value_depth_bound_same_verdict() -> None:
     assert _verdict(body._check_value, deep) is not None
 
 
+def _deep(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = [value] if levels % 2 else {"a": value}
+    return value
+
+
+# integers within the decoder's digit bound, which is checked before the walk
+_bodies = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), _texts),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(_texts, inner, max_size=4)),
+    max_leaves=30)
+
+
+@given(st.one_of(_bodies, st.integers(DEPTH_MAX - 2, DEPTH_MAX + 2).map(_deep)),
+       st.booleans())
+@settings(max_examples=400)
+def test_a_body_skipped_as_plain_is_one_the_walk_accepts(value: Any, ascii_only: bool) -> None:
+    """Hostile input: a body is not walked only when the walk could refuse nothing (ASCII
+    without escapes, few brackets); the decoder's verdict is the walk's on every body."""
+    try:
+        raw = json.dumps({"v": value}, ensure_ascii=ascii_only).encode()
+    except UnicodeEncodeError:  # a lone surrogate is only sent escaped
+        return
+    decoded = json.loads(raw)
+    if body._plain(raw):
+        assert _verdict(_reference_check, decoded) is None
+    try:
+        got: Any = body.parse_json_object(raw)
+    except InvalidRequest as refused:
+        got = [(p.param, p.code) for p in refused.problems]
+    reference = _verdict(_reference_check, decoded)
+    assert got == (decoded if reference is None else [(reference[1], reference[2])])
+
+
 def test_text_problem_ascii_is_canonical_and_others_still_checked() -> None:
     assert text_problem("plain ASCII \x00 text") is None
     assert text_problem("\u00e9") is None
     assert text_problem("e\u0301") == "is not in Unicode Normalization Form C"
     assert "lone surrogate" in (text_problem("a\ud800") or "")
+
+
+def _outcome(decode: Any, text: str) -> tuple[str, Any]:
+    try:
+        return "value", decode(text)
+    except ValueError as refused:  # JSONDecodeError and _Refused alike
+        return type(refused).__name__, str(refused)
+
+
+_json_texts = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["\ufeff{}", '{"a":1,"a":2}', "NaN", '{"a":-Infinity}', "1" * 40, "{}",
+                     '{"a":[1,2', '{"a":1} x', "  [1, {\"b\": null}]  "]),
+    _bodies.map(json.dumps))
+
+
+@given(_json_texts)
+@settings(max_examples=400)
+def test_the_decoder_made_once_answers_as_json_loads_with_the_hooks(text: str) -> None:
+    """The same value, or the same error and message, as ``json.loads`` with the hooks."""
+    reference = _outcome(lambda t: json.loads(
+        t, parse_constant=body._no_constants, parse_int=body._bounded_int,
+        object_pairs_hook=body._no_duplicates), text)
+    assert _outcome(body._decode, text) == reference
