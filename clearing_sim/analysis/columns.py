@@ -76,6 +76,7 @@ class Table:
         #: per column: its blocks (numbers), or its Arrow arrays (strings)
         self.stored: list[list[Arrays]] = [[] for _ in self.dtypes]
         self.starts: list[int] = []  # the first row of each string array
+        self.unjoined = 0  # string arrays at the end not yet joined (one batch each)
         self.codes = [_Codes() for _ in self.dtypes]
         self.patches: list[tuple[int, int, Any]] = []  # (row, column, string) changed late
         self.size = 0
@@ -123,6 +124,8 @@ class Table:
         rows, self.pending = self.pending[:count], self.pending[count:]
         block, offset = divmod(self.batched, BLOCK)
         self.starts.append(self.batched)
+        self.unjoined += 1
+        joining = self.unjoined == MERGE
         for at, (values, dtype) in enumerate(zip(zip(*rows, strict=True),
                                                  self.dtypes.values(), strict=False)):
             arrays, stored = _convert(values, dtype, self.codes[at]), self.stored[at]
@@ -130,7 +133,7 @@ class Table:
                 stored[:] = [(_widened(b[0], arrays[0].dtype),) for b in stored]
             if dtype == "str":
                 stored.append(arrays)
-                if len(self.starts) % MERGE == 0:
+                if joining:
                     stored[-MERGE:] = [(pa.concat_arrays([a[0] for a in stored[-MERGE:]],
                                                          memory_pool=_POOL),)]
             else:
@@ -138,8 +141,9 @@ class Table:
                     stored.append(tuple(_empty(array.dtype) for array in arrays))
                 for target, array in zip(stored[block], arrays, strict=True):
                     target[offset:offset + len(array)] = array
-        if len(self.starts) % MERGE == 0:
+        if joining:
             self.starts[-MERGE:] = [self.starts[-MERGE]]
+            self.unjoined = 0
         self.batched += len(rows)
         del rows
         _release()

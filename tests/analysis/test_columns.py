@@ -131,3 +131,17 @@ def test_a_setter_sets_its_columns_in_order_and_refuses_a_wrong_count() -> None:
     assert (table.get(row, "mode"), table.get(row, "code")) == (3, 404)
     with pytest.raises(ValueError):
         set_mode_and_code(row, 1)
+
+
+def test_string_batches_are_joined_merge_at_a_time_never_again() -> None:
+    """Every MERGE string batches become one array of MERGE batches (a joined array is not
+    joined again: each string is copied once), and the column is their values in order."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columns, "BATCH", 4)
+        patch.setattr(columns, "LAG", 0)
+        patch.setattr(columns, "MERGE", 2)
+        table = Table((("id", "str"),))
+        for number in range(4 * 8):
+            table.add(id=f"r{number}")
+        assert [len(arrays[0]) for arrays in table.stored[0]] == [8, 8, 8, 8]
+        assert list(table.columns()["id"]) == [f"r{number}" for number in range(32)]
