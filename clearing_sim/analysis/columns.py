@@ -197,8 +197,18 @@ class Table:
 
 
 def _empty(dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
-    """A block of ``dtype``: an anonymous memory map, whose pages cost only once written."""
-    return np.frombuffer(mmap.mmap(-1, BLOCK * dtype.itemsize), dtype=dtype)
+    """A block of ``dtype``: an anonymous memory map, whose pages cost only once written;
+    private (``mmap``'s default is shared: a process forked later would share the frame's
+    columns with its parent, each seeing the other's writes)."""
+    size = BLOCK * dtype.itemsize
+    if _PRIVATE is None:  # (Windows: an anonymous map is private)
+        return np.frombuffer(mmap.mmap(-1, size), dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, size, flags=_PRIVATE), dtype=dtype)
+
+
+_PRIVATE: int | None = (mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+                        if hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS")
+                        else None)
 
 
 def _widened(block: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:

@@ -3,6 +3,7 @@ Series a list of Python values gives, in the order they were added."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pandas as pd
@@ -145,3 +146,19 @@ def test_string_batches_are_joined_merge_at_a_time_never_again() -> None:
             table.add(id=f"r{number}")
         assert [len(arrays[0]) for arrays in table.stored[0]] == [8, 8, 8, 8]
         assert list(table.columns()["id"]) == [f"r{number}" for number in range(32)]
+
+
+def test_numeric_blocks_are_private_to_the_process() -> None:
+    """A forked child that writes into a frame's numeric column does not change the
+    parent's (the blocks are private maps, not mmap's default shared ones)."""
+    table = Table((("at_ms", "int64"),))
+    for number in range(3):
+        table.add(at_ms=number)
+    table._batch(3)
+    block = table.stored[0][0][0]
+    pid = os.fork()
+    if pid == 0:  # the child
+        block[0] = 99
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert list(table.columns()["at_ms"]) == [0, 1, 2]
