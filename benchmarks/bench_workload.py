@@ -192,7 +192,7 @@ def child(transactions: int, stream: bool) -> None:
         return
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder, "log.jsonl")
-        with path.open("w", encoding="utf-8") as sink:
+        with path.open("wb") as sink:
             driver = WorkloadDriver(sized(transactions), seed=0, log_sink=sink)
             world = driver.run()
         wall = time.perf_counter() - start

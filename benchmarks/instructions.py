@@ -58,7 +58,7 @@ else:
     from bench_workload import sized
     from clearing_sim.analysis.driver import WorkloadDriver
     with tempfile.TemporaryDirectory() as folder:
-        with Path(folder, "log.jsonl").open("w", encoding="utf-8") as sink:
+        with Path(folder, "log.jsonl").open("wb") as sink:
             driver = WorkloadDriver(sized(n), seed=0, log_sink=sink)
             driver.run()
     print("initiated", driver.initiated)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from itertools import accumulate
-from typing import Any, TextIO
+from typing import IO, Any
 
 import simpy
 
@@ -108,7 +108,8 @@ class WorkloadDriver:
     transaction's bookkeeping once it ended (``World``'s ``retain_log`` and
     ``forget_terminal``): memory stays flat whatever the run's length; the digest is the same."""
 
-    def __init__(self, workload: Workload, seed: int, log_sink: TextIO | None = None) -> None:
+    def __init__(self, workload: Workload, seed: int,
+                 log_sink: IO[str] | IO[bytes] | None = None) -> None:
         self.workload = workload
         self.seed = seed
         streaming = log_sink is not None

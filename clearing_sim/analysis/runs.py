@@ -73,7 +73,7 @@ def run_workload(workload: Workload | str | Path, seed: int = 0, *,
         workload = load_workload(workload)
     if stream:
         assert log is not None, "a streamed run writes its log to a file: give log"
-        with Path(log).open("w", encoding="utf-8") as out:
+        with Path(log).open("wb") as out:  # the lines as hashed, not decoded and re-encoded
             world = WorkloadDriver(workload, seed, log_sink=out).run()
         built = frames_from_jsonl(log, _wanted(frames))
     else:

@@ -21,6 +21,8 @@ from clearing_sim.domain.timefmt import parse_duration_ms
 __all__ = ["Exponential", "Fixed", "Latency", "LogNormal", "Uniform", "parse_latency"]
 
 _non_negative = validators.ge(0)
+_NV_MAGICCONST = 4 * math.exp(-0.5) / math.sqrt(2.0)  # random.NV_MAGICCONST, as random.py makes it
+_exp, _log = math.exp, math.log
 
 
 @frozen
@@ -61,7 +63,9 @@ def _log_median(instance: LogNormal) -> float:
 class LogNormal:
     """``sample`` is ``round(rng.lognormvariate(log(median_ms), sigma))``, capped: the log
     of the median is taken once, and the draw is the standard library's own definition of
-    ``lognormvariate`` (``exp`` of ``normalvariate``) without its extra call."""
+    ``lognormvariate`` (``exp`` of ``normalvariate``) without its calls: ``normalvariate``'s
+    loop is written out here (Kinderman and Monahan, as in ``random.py``), the same
+    ``random()`` calls in the same order giving the same floats."""
 
     median_ms: int = field(validator=validators.gt(0))
     sigma: float = field(default=0.5, validator=validators.ge(0.0))
@@ -71,7 +75,14 @@ class LogNormal:
                        default=Factory(_log_median, takes_self=True))
 
     def sample(self, rng: random.Random) -> int:
-        value = round(math.exp(rng.normalvariate(self._mu, self.sigma)))
+        draw = rng.random
+        while True:  # random.Random.normalvariate
+            u1 = draw()
+            u2 = 1.0 - draw()
+            z = _NV_MAGICCONST * (u1 - 0.5) / u2
+            if z * z / 4.0 <= -_log(u2):
+                break
+        value = round(_exp(self._mu + z * self.sigma))
         max_ms = self.max_ms
         return value if max_ms is None or value <= max_ms else max_ms
 

@@ -70,9 +70,9 @@ class Saga(NamedTuple):
     @classmethod
     def initiated(cls, now_ms: int) -> Saga:
         """As in the initiation response: Received and Validated done, Lock current."""
-        steps = (Step(StepName.RECEIVED, StepStatus.DONE, now_ms),
-                 Step(StepName.VALIDATED, StepStatus.DONE, now_ms), *_LOCK_ON_AT_INITIATION)
-        return cls(SagaPath.FULL, steps, 2)
+        steps = (Step(_RECEIVED, _DONE, now_ms), Step(_VALIDATED, _DONE, now_ms),
+                 *_LOCK_ON_AT_INITIATION)
+        return cls(_FULL, steps, 2)
 
     @property
     def current(self) -> Step:
@@ -92,8 +92,8 @@ class Saga(NamedTuple):
         index = self.current_index
         steps = list(self.steps)
         current = steps[index]
-        assert current.status is StepStatus.CURRENT, current
-        steps[index] = Step(current.name, StepStatus.DONE, now_ms)
+        assert current.status is _IS_CURRENT, current
+        steps[index] = Step(current.name, _DONE, now_ms)
         if index + 1 < len(steps):
             index += 1
             steps[index] = _CURRENT[steps[index].name]
@@ -117,6 +117,11 @@ class Saga(NamedTuple):
                  for i, s in enumerate(self.steps)]
         return Saga(self.path, tuple(steps), self.current_index)
 
+
+#: The members the sagas of every transaction read, bound once: on Python 3.11 reading
+#: ``Enum.MEMBER`` goes through ``EnumType.__getattr__``'s slow path (~750 instructions).
+_RECEIVED, _VALIDATED, _FULL = StepName.RECEIVED, StepName.VALIDATED, SagaPath.FULL
+_DONE, _IS_CURRENT = StepStatus.DONE, StepStatus.CURRENT
 
 #: Each step as it stands while current: no time yet, so every saga shares these values.
 _CURRENT = {name: Step(name, StepStatus.CURRENT) for name in StepName}

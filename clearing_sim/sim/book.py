@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from clearing_sim.domain.lifecycle import EventType, LifecycleStatus, Trigger, transition_from
-from clearing_sim.domain.saga import Saga, StepName, StepStatus
+from clearing_sim.domain.saga import Saga, Step, StepName, StepStatus
 from clearing_sim.domain.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -107,13 +107,25 @@ class TransactionBook:
                          reason=tx.reason_code)
 
     def _log_steps(self, old: Saga | None, new: Saga, transaction_id: str) -> None:
-        """One ``saga.step`` per step of ``new`` that is not the same as in ``old``, in order
-        (a saga step update rebuilds only the steps it changes: the rest are the same
-        objects, passed over without comparing them; the paths differ in length)."""
-        old_steps = old.steps if old is not None else ()
-        for index, step in enumerate(new.steps):
-            before = old_steps[index] if index < len(old_steps) else None
-            if before is step or before == step:
-                continue
-            self._log.append("saga.step", transactionId=transaction_id, index=index,
-                             name=_TEXT[step.name], status=_TEXT[step.status])
+        """One ``saga.step`` per step of ``new`` that is not the same as in ``old``, in order.
+
+        A saga that stays on its path never changes a step before its current one (those
+        are done: ``domain/saga.py``), so the comparison starts at ``old``'s current step;
+        a step a change does not rebuild is the same object, passed over without comparing
+        it. A new saga, or one that changed path (cancelled), is compared from its start."""
+        steps = new.steps
+        old_steps: tuple[Step, ...] = ()
+        start = 0
+        if old is not None:
+            old_steps = old.steps
+            start = old.current_index if old.path is new.path else 0
+        known = len(old_steps)
+        append = self._log.append
+        for index in range(start, len(steps)):
+            step = steps[index]
+            if index < known:
+                before = old_steps[index]
+                if before is step or before == step:
+                    continue
+            append("saga.step", transactionId=transaction_id, index=index,
+                   name=_TEXT[step.name], status=_TEXT[step.status])

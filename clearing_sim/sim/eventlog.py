@@ -12,16 +12,20 @@ Listeners (the webhook channel, timelines, tests) see each record as it is appen
 listener for one kind (``listen(f, kind)``) is called for records of that kind only.
 
 A log made with a ``sink`` writes each record's canonical line to it as it is appended and
-keeps the digest incrementally (the same digest); with ``retain=False`` it keeps no record in
-memory, so a run of any length logs in constant memory. Such a log cannot be read back
-(``__iter__``, ``select``, ``lines`` raise ``LogNotRetained``): read the sink instead.
+keeps the digest incrementally (the same digest). The sink is a text stream, or a binary one
+(a file opened ``"wb"``: the UTF-8 line as hashed goes to it unchanged, not decoded for a
+text layer to encode again: the cheaper choice for a long run). With ``retain=False`` the
+log keeps no record in memory, so a run of any length logs in constant memory. Such a log
+cannot be read back (``__iter__``, ``select``, ``lines`` raise ``LogNotRetained``): read
+the sink instead.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TextIO
+from typing import IO, Any, TextIO, cast
 
 from clearing_sim.domain.jsontext import canonical_encoder
 
@@ -81,7 +85,7 @@ class LogNotRetained(RuntimeError):
 class EventLog:
     """Append-only; owned by one world."""
 
-    def __init__(self, clock: Callable[[], int], sink: TextIO | None = None,
+    def __init__(self, clock: Callable[[], int], sink: IO[str] | IO[bytes] | None = None,
                  retain: bool = True) -> None:
         assert retain or sink is not None, "a log that keeps no record needs a sink"
         self._clock = clock
@@ -92,6 +96,9 @@ class EventLog:
         self._calls: dict[str, tuple[Callable[[Record], None], ...]] = {}
         self._count = 0
         self._sink = sink
+        binary = isinstance(sink, io.RawIOBase | io.BufferedIOBase)  # a file opened "wb"
+        self._bytes = cast("IO[bytes]", sink) if binary else None
+        self._text = cast("IO[str]", sink) if sink is not None and not binary else None
         self._retain = retain
         self._hash = hashlib.sha256() if sink is not None else None
 
@@ -107,7 +114,10 @@ class EventLog:
             if record.seq:
                 self._hash.update(b"\n")
             self._hash.update(line)
-            self._sink.write(line.decode() + "\n")
+            if self._bytes is not None:
+                self._bytes.write(line + b"\n")
+            elif self._text is not None:
+                self._text.write(line.decode() + "\n")
         calls = self._calls.get(kind)
         if calls is None:
             calls = self._calls[kind] = tuple(

@@ -54,6 +54,10 @@ _S = InstructionStatus
 #: so the source issuer re-issues the burned amount to the member (docs/semantics.md).
 COMPENSATION_REASON = "mint_rejected"
 _DECIDED = (_S.APPROVED, _S.EXECUTING)
+#: Read at every status change, bound once: on Python 3.11 ``Enum.MEMBER`` goes through
+#: ``EnumType.__getattr__``'s slow path and ``.value`` is a Python-level property.
+_RECEIVED, _WEBHOOK = _S.RECEIVED, FeedbackChannel.SIGNED_WEBHOOK
+_STATUS_TEXT: dict[InstructionStatus, str] = {status: status.value for status in _S}
 _probability = [validators.ge(0.0), validators.le(1.0)]
 #: A status webhook's body: compact JSON, sorted keys, ASCII (``json.dumps`` made once).
 _webhook_json = compact_encoder(sort_keys=True, ensure_ascii=True)
@@ -462,8 +466,8 @@ class IssuerGateway:
         ins.status = status
         self.world.log.append("issuer.instruction", issuerId=self.issuer_id,
                               instructionId=ins.id, transactionId=ins.transaction_id,
-                              leg=ins.kind, status=status.value)
-        if FeedbackChannel.SIGNED_WEBHOOK in ins.feedback and status is not _S.RECEIVED:
+                              leg=ins.kind, status=_STATUS_TEXT[status])
+        if _WEBHOOK in ins.feedback and status is not _RECEIVED:
             self._webhooks_due.append(ins.snapshot())
 
     def _send_webhooks(self) -> None:
@@ -480,7 +484,7 @@ class IssuerGateway:
 
     def _send_webhook(self, snap: Snapshot) -> None:
         """The issuer's status webhook to the service: a signed prompt, nothing more."""
-        body = {"instructionId": snap.instruction_id, "status": snap.status.value,
+        body = {"instructionId": snap.instruction_id, "status": _STATUS_TEXT[snap.status],
                 "onchain": {"txHash": snap.tx_hash, "ledgerSequence": snap.ledger_sequence},
                 "finalizedAt": None if snap.finalized_at_ms is None
                 else render_iso(self.world.epoch_ms, snap.finalized_at_ms)}

@@ -90,13 +90,22 @@ class _Sent:
     phase: Phase
 
 
+#: The members read at every leg and every wake, bound once: on Python 3.11 reading
+#: ``Enum.MEMBER`` goes through ``EnumType.__getattr__``'s slow path (~750 instructions).
+_PREPARE, _SINGLE, _COMMIT = Phase.PREPARE, Phase.SINGLE, Phase.COMMIT
+_MODE_1, _MODE_2, _MODE_3 = SettlementMode.MODE_1, SettlementMode.MODE_2, SettlementMode.MODE_3
+_DONE = LegOutcome.DONE
+_REJECTED, _FAILED = _S.REJECTED, _S.FAILED
+_WEBHOOK = FeedbackChannel.SIGNED_WEBHOOK
+_POLL = FeedbackChannel.POLLABLE_RESOURCE
+
+
 def plan(legs: tuple[LegTerms, ...]) -> list[tuple[Phase, LegTerms]]:
     """The Burning step's order: every decision before anything irrevocable (legs are burn
     first, so within a phase the burn goes first)."""
-    m = SettlementMode
-    return ([(Phase.PREPARE, t) for t in legs if t.mode is m.MODE_2]
-            + [(Phase.SINGLE, t) for t in legs if t.mode is m.MODE_3]
-            + [(Phase.COMMIT, t) for t in legs if t.mode is not m.MODE_3])
+    return ([(_PREPARE, t) for t in legs if t.mode is _MODE_2]
+            + [(_SINGLE, t) for t in legs if t.mode is _MODE_3]
+            + [(_COMMIT, t) for t in legs if t.mode is not _MODE_3])
 
 
 class Saga:
@@ -134,7 +143,7 @@ class Saga:
         """The leg whose issuer decides next (an armed ``rejected`` applies to it): the
         first instructed leg, in the saga's order, whose issuer has not decided yet."""
         for phase, terms in plan(self.tx.legs):
-            if phase is not Phase.COMMIT and terms.leg not in self.done_legs \
+            if phase is not _COMMIT and terms.leg not in self.done_legs \
                     and not self._prepared(terms.leg):
                 return terms
         return None
@@ -146,7 +155,7 @@ class Saga:
         for phase, terms in plan(self.tx.legs):
             if not terms.mode.has_instructions or terms.leg in self.done_legs:
                 continue
-            if phase is Phase.PREPARE and self._prepared(terms.leg):
+            if phase is _PREPARE and self._prepared(terms.leg):
                 continue
             return terms
         return None
@@ -254,20 +263,20 @@ class Saga:
             if chain is not None:
                 self._update(chain=chain)
                 chain = None
-            if terms.leg in self.done_legs or (phase is Phase.PREPARE
+            if terms.leg in self.done_legs or (phase is _PREPARE
                                                and terms.leg in self.approved):
                 continue
-            if phase is Phase.COMMIT and terms.mode is SettlementMode.MODE_1:
+            if phase is _COMMIT and terms.mode is _MODE_1:
                 yield from self._co_signed(terms)
-                outcome = LegOutcome.DONE
-            elif phase is Phase.COMMIT:
+                outcome = _DONE
+            elif phase is _COMMIT:
                 outcome = yield from self._execute(terms, command_id)
             else:
                 outcome = yield from self._leg(phase, terms, command_id)
-            if outcome is not LegOutcome.DONE:
+            if outcome is not _DONE:
                 yield from self._stop(terms, outcome)
                 return
-            if phase is not Phase.PREPARE:
+            if phase is not _PREPARE:
                 chain = self._leg_done(terms)
         self._step_done(**({} if chain is None else {"chain": chain}))
         yield from self._settle()
@@ -304,7 +313,7 @@ class Saga:
             if answer is not None:
                 return answer
         profile = self.world.profile_of(terms)
-        if phase is Phase.SINGLE and terms.leg == "burn" \
+        if phase is _SINGLE and terms.leg == "burn" \
                 and not (yield from self._pre_burn_transfer(terms, gateway, profile)):
             return LegOutcome.RELOCK_REFUSED
         body = self._instruction_body(terms, gateway, profile, command_id)
@@ -321,7 +330,7 @@ class Saga:
         """An instruction left from before a park: its answer if it has one or is still moving
         on chain; None once it is closed at the issuer (the caller instructs anew)."""
         snap = yield from sent.gateway.get(sent.instruction_id)
-        if snap.status in (_APPROVED if sent.phase is Phase.PREPARE else _COMPLETED):
+        if snap.status in (_APPROVED if sent.phase is _PREPARE else _COMPLETED):
             return self._answered(terms, sent, snap)
         if not sent.gateway.expire(sent.instruction_id):  # already moving on chain: await it
             profile = self.world.profile_of(terms)
@@ -341,15 +350,15 @@ class Saga:
             if answer is not None:
                 return answer
         if terms.leg not in self.approved:  # closed at the issuer since: decide again
-            outcome = yield from self._leg(Phase.PREPARE, terms, command_id)
-            if outcome is not LegOutcome.DONE:
+            outcome = yield from self._leg(_PREPARE, terms, command_id)
+            if outcome is not _DONE:
                 return outcome
         gateway = self.world.issuers[terms.issuer_id]
         instruction_id = self.approved[terms.leg]
         assert self.tx.rtgs is RtgsState.EARMARKED, "execute only after the earmark"
         profile = self.world.profile_of(terms)
         deadline = self.world.now_ms + profile.approval_sla_ms
-        sent = self.pending[terms.leg] = _Sent(gateway, instruction_id, deadline, Phase.COMMIT)
+        sent = self.pending[terms.leg] = _Sent(gateway, instruction_id, deadline, _COMMIT)
         self.world.log.append("saga.execute_sent", transactionId=self.tx_id, leg=terms.leg,
                               instructionId=instruction_id, deadlineMs=deadline)
         yield from gateway.execute(instruction_id)
@@ -406,11 +415,11 @@ class Saga:
 
     def _answered(self, terms: LegTerms, sent: _Sent, snap: Snapshot) -> LegOutcome:
         del self.pending[terms.leg]
-        if sent.phase is Phase.PREPARE:
+        if sent.phase is _PREPARE:
             self.approved[terms.leg] = snap.instruction_id
             self.world.log.append("saga.approved", transactionId=self.tx_id, leg=terms.leg,
                                   instructionId=snap.instruction_id)
-            return LegOutcome.DONE
+            return _DONE
         return self._proof(terms, snap)
 
     def _await(self, terms: LegTerms, sent: _Sent,
@@ -423,11 +432,11 @@ class Saga:
         world = self.world
         env, inbox, read = world.env, world.issuer_inbox, sent.gateway.read
         instruction_id, deadline_ms = sent.instruction_id, sent.deadline_ms
-        accept = _APPROVED if sent.phase is Phase.PREPARE else _COMPLETED
-        approved = sent.phase is Phase.COMMIT
-        prompted = FeedbackChannel.SIGNED_WEBHOOK in channels
+        accept = _APPROVED if sent.phase is _PREPARE else _COMPLETED
+        approved = sent.phase is _COMMIT
+        prompted = _WEBHOOK in channels
         poll_ms = world.config.poll_interval_ms \
-            if FeedbackChannel.POLLABLE_RESOURCE in channels else None
+            if _POLL in channels else None
         remaining = deadline_ms - world.now_ms
         if remaining <= 0:
             return LegOutcome.SILENCE
@@ -457,14 +466,14 @@ class Saga:
             if status in accept:
                 return self._answered(terms, sent, snap)
             approved = approved or status in _APPROVED
-            if status is _S.REJECTED and approved:
+            if status is _REJECTED and approved:
                 world.log.append("saga.forbidden_transition", transactionId=self.tx_id,
                                  instructionId=instruction_id, status="REJECTED",
                                  after="APPROVED")
                 return LegOutcome.FAILED
-            if status is _S.REJECTED:
+            if status is _REJECTED:
                 return LegOutcome.REJECTED
-            if status is _S.FAILED:
+            if status is _FAILED:
                 return LegOutcome.FAILED
 
     def _proof(self, terms: LegTerms, snap: Snapshot) -> LegOutcome:
@@ -473,7 +482,7 @@ class Saga:
         event = NormalisedEvent.BURNED if terms.leg == "burn" else NormalisedEvent.MINTED
         self._note(event, txHash=snap.tx_hash, ledgerSequence=snap.ledger_sequence,
                    instructionId=snap.instruction_id)
-        return LegOutcome.DONE
+        return _DONE
 
     # stopping -----------------------------------------------------------------------------
     def _stop(self, terms: LegTerms, outcome: LegOutcome) -> Proc:

@@ -2,21 +2,22 @@
 
 Public names: ``World``, ``WorldConfig``, ``Environment``.
 
-A ``World`` owns the ``simpy.Environment`` (virtual time in integer milliseconds from an
-epoch), the named random streams and id factory derived from the seed, the registries
-(participants, transactions, sagas, ledgers, issuer gateways, the RTGS adapter) and the event
-log. Two worlds in one process share nothing. The API layer drives a world through the
-commands here (``initiate``, ``cancel``, ``arm``, ``resolve``, ``save_profile``) at its
-current virtual time, and moves time with ``run_until`` / ``advance``.
+A ``World`` owns the ``simpy.Environment`` (``sim.kernel.Kernel``: virtual time in integer
+milliseconds from an epoch), the named random streams and id factory derived from the seed,
+the registries (participants, transactions, sagas, ledgers, issuer gateways, the RTGS
+adapter) and the event log. Two worlds in one process share nothing. The API layer drives a
+world through the commands here (``initiate``, ``cancel``, ``arm``, ``resolve``,
+``save_profile``) at its current virtual time, and moves time with ``run_until`` /
+``advance``.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 from enum import StrEnum
-from typing import TextIO
+from functools import partial
+from typing import IO
 
-import simpy
 from attrs import field, frozen
 
 from clearing_sim.domain.errors import InvalidRequest, NotAllowed
@@ -49,6 +50,7 @@ from clearing_sim.sim.eventlog import EventLog
 from clearing_sim.sim.gateway import ExternalCalls, Gateway
 from clearing_sim.sim.inbox import IssuerInbox
 from clearing_sim.sim.issuer import IssuerBehaviour, IssuerGateway
+from clearing_sim.sim.kernel import Kernel
 from clearing_sim.sim.ledger import ChainLedger
 from clearing_sim.sim.participants import Participant, ParticipantRegistry
 from clearing_sim.sim.rtgs import RtgsAdapter
@@ -94,15 +96,17 @@ class World:
     in a terminal state, so memory stays flat over long runs; the log is unchanged, but the
     API no longer finds the transaction and an operator cannot fix it."""
 
-    def __init__(self, config: WorldConfig | None = None, *, log_sink: TextIO | None = None,
-                 retain_log: bool = True, forget_terminal: bool = False) -> None:
+    def __init__(self, config: WorldConfig | None = None, *,
+                 log_sink: IO[str] | IO[bytes] | None = None, retain_log: bool = True,
+                 forget_terminal: bool = False) -> None:
         self.config = config or WorldConfig()
-        self.env = simpy.Environment()
+        self.env = Kernel()
         self.epoch_ms = parse_iso(self.config.epoch)
         self.streams = Streams(self.config.seed)
         self.ids = IdFactory(self.streams, self.config.key_secret)
         self.forget_terminal = forget_terminal
-        self.log = EventLog(lambda: int(self.env.now), log_sink, retain_log)
+        # the clock as a C-level read of the kernel's time (no Python frame per record)
+        self.log = EventLog(partial(getattr, self.env, "_now"), log_sink, retain_log)
         self.participants = ParticipantRegistry()
         self.transactions = TransactionBook(self.log)
         self.sagas: dict[str, Saga] = {}
@@ -125,7 +129,7 @@ class World:
     # time ---------------------------------------------------------------------------------
     @property
     def now_ms(self) -> int:
-        return int(self.env.now)
+        return self.env._now  # type: ignore[return-value]  # whole ms (sim/kernel.py)
 
     def iso(self, at_ms: int | None = None) -> str:
         return render_iso(self.epoch_ms, self.now_ms if at_ms is None else at_ms)

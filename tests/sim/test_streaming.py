@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -111,6 +112,21 @@ def test_the_incremental_digest_is_the_sha256_of_the_streamed_file() -> None:
     text = sink.getvalue()
     assert text.endswith("\n")
     assert hashlib.sha256(text[:-1].encode()).hexdigest() == world.log.digest()
+
+
+def test_a_binary_sink_gets_the_text_sinks_bytes(tmp_path: Path) -> None:
+    """A file opened "wb" takes the lines as hashed (UTF-8, not decoded and encoded again):
+    byte for byte what a text file holds, the same digest."""
+    text = io.StringIO()
+    by_text = _mixed_run(2, log_sink=text, retain_log=False, forget_terminal=True).world
+    with (tmp_path / "log.jsonl").open("wb") as binary:
+        by_bytes = _mixed_run(2, log_sink=binary, retain_log=False, forget_terminal=True).world
+    assert (tmp_path / "log.jsonl").read_bytes() == text.getvalue().encode()
+    assert by_bytes.log.digest() == by_text.log.digest()
+    sink = io.BytesIO()
+    log = EventLog(lambda: 0, sink, retain=False)  # non-ASCII goes through as UTF-8
+    log.append("a.fact", name="Zürich ✓")
+    assert sink.getvalue() == '{"at":0,"kind":"a.fact","name":"Zürich ✓","seq":0}\n'.encode()
 
 
 def test_a_log_that_keeps_no_records_says_so_when_read() -> None:
