@@ -1,42 +1,65 @@
 """A growing table for the frame builder: a frame's rows as it reads a log, kept compact.
 
-Public names: ``Table``.
+Public names: ``Table``, ``strings``.
 
-A long log gives millions of rows, so a table holds Python objects only for the rows that can
-still change (an open transaction: ``index``) and for a batch of finished ones: every
-``BATCH`` rows, the finished rows are turned, column by column, into Arrow arrays of their
-machine type (numbers, flags, strings as UTF-8 bytes with offsets), in C. ``columns()`` puts
-the batches back in the order the rows were added and makes each column the pandas Series
-of its documented dtype (``frames.SCHEMAS``): the same values a Series built from a list of
-Python objects holds. A column's Arrow arrays are released once its Series exists.
+A long log gives millions of rows, so a table holds Python objects only for its newest rows
+(most of them still changing) and for the older ones that are still open: once ``LAG +
+BATCH`` rows wait, the oldest ``BATCH`` become, column by column, arrays of their machine
+type (numbers, flags and masks in numpy blocks, strings in Arrow as UTF-8 bytes with offsets,
+``category`` columns as integer codes). The batches are in the order the rows were added, so
+``columns()`` only joins each column's batches: a ``str`` column is the Series of its Arrow
+arrays as they are (no copy), a numeric one its block (a view) or its blocks joined. A row
+batched while still open keeps its Python row; when it closes (or at the end) its values are
+written over the batched ones (a changed string is patched into the finished Series). A
+column's arrays are released once its Series exists. The Series are those a list of the final
+Python values gives for the column's dtype (``frames.SCHEMAS``); a ``category`` column's
+categories are its values, sorted, as ``str``. Nothing is allocated in Arrow's default pool
+(``strings``).
 """
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import ctypes.util
+import mmap
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-__all__ = ["Table"]
+__all__ = ["Table", "strings"]
 
-#: Rows turned into Arrow arrays at a time (those finished among them).
-BATCH = 8192
-#: Where the batches live: the C allocator, trimmed after each batch and as the frame's
+#: Rows turned into arrays at a time, the oldest first.
+BATCH = 512
+#: The newest rows that stay Python objects (most are still changing).
+LAG = 256
+#: Rows per block of a numeric column (a multiple of BATCH): blocks are anonymous memory maps,
+#: whose pages take memory only once written, so a block is allocated whole and filled.
+BLOCK = 1 << 18
+#: Batches of a string column joined into one Arrow array at a time (fewer, larger buffers).
+MERGE = 32
+#: Where the Arrow batches live: the C allocator, trimmed after each batch and as the frame's
 #: columns are made (with Arrow's default pool, mimalloc, or without the trims, a
 #: 200 000-transaction log's frame peaked at 221-255 MiB of RSS instead of about 200).
 _POOL = pa.system_memory_pool()
-#: pandas dtype → the Arrow type its values are batched as.
-_ARROW = {"str": pa.large_string(), "bool": pa.bool_(), "float64": pa.float64(),
-          "int8": pa.int8(), "Int8": pa.int8(), "int16": pa.int16(), "Int16": pa.int16(),
-          "int64": pa.int64(), "Int64": pa.int64()}
+_NUMPY = {"Int8": np.int8, "Int16": np.int16, "Int64": np.int64, "category": np.int32}
 
 Row = list[Any]  # the values in column order, then the row's number
+Arrays = tuple[Any, ...]  # a column's arrays: its values (and a nullable column's mask)
+
+
+class _Codes(dict[Any, int]):
+    """A ``category`` column's codes: value → code, in the order first seen (None: -1)."""
+
+    def __init__(self) -> None:
+        super().__init__({None: -1})
+
+    def __missing__(self, value: Any) -> int:
+        code = self[value] = len(self) - 1
+        return code
 
 
 class Table:
@@ -48,69 +71,203 @@ class Table:
         self.position = {name: at for at, name in enumerate(self.dtypes)}
         self.blank: Row = [(defaults or {}).get(name) for name in self.dtypes]
         self.index: dict[Hashable, Row] = {}
-        self.pending: list[Row] = []  # rows not yet batched, open ones among them
-        self.batches: list[list[pa.Array]] = []  # per batch: one array per column, then numbers
+        self.pending: list[Row] = []  # the rows not yet batched, in the order added
+        self.batched = 0  # rows batched (numbers 0 to batched - 1)
+        #: per column: its blocks (numbers), or its Arrow arrays (strings)
+        self.stored: list[list[Arrays]] = [[] for _ in self.dtypes]
+        self.starts: list[int] = []  # the first row of each string array
+        self.unjoined = 0  # string arrays at the end not yet joined (one batch each)
+        self.codes = [_Codes() for _ in self.dtypes]
+        self.patches: list[tuple[int, int, Any]] = []  # (row, column, string) changed late
         self.size = 0
 
     def add(self, key: Hashable = None, **values: Any) -> Row:
         """A new row; with a ``key`` it stays open (``index[key]``) until ``close(key)``."""
         row = [*self.blank, self.size]
         self.size += 1
-        self.set(row, **values)
+        position = self.position
+        for name, value in values.items():
+            row[position[name]] = value
         self.pending.append(row)
         if key is not None:
             self.index[key] = row
-        if len(self.pending) >= BATCH and len(self.pending) >= 2 * len(self.index):
-            self._batch()
+        if len(self.pending) >= LAG + BATCH:
+            self._batch(BATCH)
         return row
 
     def set(self, row: Row, **values: Any) -> None:
+        position = self.position
         for name, value in values.items():
-            row[self.position[name]] = value
+            row[position[name]] = value
+
+    def setter(self, *names: str) -> Callable[..., None]:
+        """A function ``(row, *values)`` that sets the columns ``names``, in that order: what
+        ``set`` does, without a mapping of names built and read on every call."""
+        positions = tuple(self.position[name] for name in names)
+
+        def set_values(row: Row, *values: Any) -> None:
+            for at, value in zip(positions, values, strict=True):
+                row[at] = value
+        return set_values
 
     def get(self, row: Row, name: str) -> Any:
         return row[self.position[name]]
 
     def close(self, key: Hashable) -> None:
-        """The row of ``key`` can no longer change."""
-        del self.index[key]
+        """The row of ``key`` can no longer change (batched while open: its final values
+        are written over the batched ones)."""
+        row = self.index.pop(key)
+        if row[-1] < self.batched:
+            self._write_back(row)
 
-    def rows(self) -> list[Row]:
-        """The rows not yet batched (all the open ones among them)."""
-        return self.pending
-
-    def _batch(self, everything: bool = False) -> None:
-        open_rows = {id(row) for row in self.index.values()} if not everything else set()
-        done = [row for row in self.pending if id(row) not in open_rows]
-        self.pending = [row for row in self.pending if id(row) in open_rows]
-        if not done:
-            return
-        values = list(zip(*done, strict=True))
-        del done
-        arrays = [pa.array(column, type=_ARROW[dtype], memory_pool=_POOL)
-                  for column, dtype in zip(values, self.dtypes.values(), strict=False)]
-        arrays.append(pa.array(values[-1], type=pa.int64(), memory_pool=_POOL))
-        self.batches.append(arrays)
+    def _batch(self, count: int) -> None:
+        rows, self.pending = self.pending[:count], self.pending[count:]
+        block, offset = divmod(self.batched, BLOCK)
+        self.starts.append(self.batched)
+        self.unjoined += 1
+        joining = self.unjoined == MERGE
+        for at, (values, dtype) in enumerate(zip(zip(*rows, strict=True),
+                                                 self.dtypes.values(), strict=False)):
+            arrays, stored = _convert(values, dtype, self.codes[at]), self.stored[at]
+            if dtype == "category" and stored and arrays[0].itemsize > stored[0][0].itemsize:
+                stored[:] = [(_widened(b[0], arrays[0].dtype),) for b in stored]
+            if dtype == "str":
+                stored.append(arrays)
+                if joining:
+                    stored[-MERGE:] = [(pa.concat_arrays([a[0] for a in stored[-MERGE:]],
+                                                         memory_pool=_POOL),)]
+            else:
+                if offset == 0:
+                    stored.append(tuple(_empty(array.dtype) for array in arrays))
+                for target, array in zip(stored[block], arrays, strict=True):
+                    target[offset:offset + len(array)] = array
+        if joining:
+            self.starts[-MERGE:] = [self.starts[-MERGE]]
+            self.unjoined = 0
+        self.batched += len(rows)
+        del rows
         _release()
+
+    def _write_back(self, row: Row) -> None:
+        """A batched row's values written over the batched ones (a string that differs is
+        patched at the end, Arrow arrays being immutable)."""
+        block, at_row = divmod(row[-1], BLOCK)
+        for at, dtype in enumerate(self.dtypes.values()):
+            value = row[at]
+            if dtype == "str":
+                start = bisect.bisect_right(self.starts, row[-1]) - 1
+                if self.stored[at][start][0][row[-1] - self.starts[start]].as_py() != value:
+                    self.patches.append((row[-1], at, value))
+                continue
+            arrays = self.stored[at][block]
+            if dtype == "category":
+                code = self.codes[at][value]
+                wider = np.min_scalar_type(-len(self.codes[at]))
+                if wider.itemsize > arrays[0].itemsize:
+                    self.stored[at][:] = [(_widened(b[0], wider),) for b in self.stored[at]]
+                    arrays = self.stored[at][block]
+                arrays[0][at_row] = code
+            elif dtype[0].isupper():
+                arrays[0][at_row], arrays[1][at_row] = (0, True) if value is None else (
+                    value, False)
+            else:
+                arrays[0][at_row] = np.nan if value is None else value
 
     def columns(self) -> dict[str, pd.Series]:
         """Every column as a Series of its dtype, the rows in the order they were added."""
-        self._batch(everything=True)
+        for row in self.index.values():
+            if row[-1] < self.batched:
+                self._write_back(row)
         self.index.clear()
-        numbers = pa.chunked_array([batch[-1] for batch in self.batches], type=pa.int64())
-        order = pa.array(np.argsort(numbers.to_numpy(), kind="stable"))
+        while self.pending:
+            self._batch(min(BATCH, len(self.pending)))
         data: dict[str, pd.Series] = {}
         for at, (name, dtype) in enumerate(self.dtypes.items()):
-            chunks = [batch[at] for batch in self.batches]
-            for batch in self.batches:
-                batch[at] = None
-            values = pc.take(pa.chunked_array(chunks, type=_ARROW[dtype]), order,
-                             memory_pool=_POOL)
-            del chunks
-            data[name] = _series(values, dtype)
+            stored, self.stored[at] = self.stored[at], []
+            data[name] = _series(stored, dtype, self.codes[at], self.size)
+            del stored
+            patches = [(number, value) for number, column, value in self.patches
+                       if column == at]
+            if patches:
+                numbers, values = zip(*patches, strict=True)
+                data[name].iloc[list(numbers)] = pd.Series(values, dtype=dtype).to_numpy()
             _release()
-        self.batches.clear()
+        self.patches.clear()
         return data
+
+
+def _empty(dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """A block of ``dtype``: an anonymous memory map, whose pages cost only once written;
+    private (``mmap``'s default is shared: a process forked later would share the frame's
+    columns with its parent, each seeing the other's writes)."""
+    size = BLOCK * dtype.itemsize
+    if _PRIVATE is None:  # (Windows: an anonymous map is private)
+        return np.frombuffer(mmap.mmap(-1, size), dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, size, flags=_PRIVATE), dtype=dtype)
+
+
+_PRIVATE: int | None = (mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+                        if hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS")
+                        else None)
+
+
+def _widened(block: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
+    """A block of category codes as a new block of a wider type (more categories came)."""
+    wider = _empty(dtype)
+    wider[:] = block
+    return wider
+
+
+def _convert(values: Sequence[Any], dtype: str, codes: _Codes) -> Arrays:
+    """One column's values (None: missing) as the arrays of ``dtype`` that hold them."""
+    if dtype == "str":
+        return (pa.array(values, type=pa.large_string(), memory_pool=_POOL),)
+    if dtype == "category":
+        found = np.fromiter(map(codes.__getitem__, values), np.int32, len(values))
+        return (found.astype(np.min_scalar_type(-len(codes))),)
+    if dtype[0].isupper():  # nullable: Int8, Int16, Int64
+        objects = np.array(values, dtype=object)
+        mask: np.ndarray[Any, Any] = np.fromiter((v is None for v in values), bool, len(values))
+        objects[mask] = 0
+        return objects.astype(_NUMPY[dtype]), mask
+    return (np.array(values, dtype=dtype),)  # float64 holds None as NaN
+
+
+def _joined(blocks: list[Arrays], dtype: str, size: int, part: int = 0) -> np.ndarray[Any, Any]:
+    """Part ``part`` of a column's blocks as one array of ``size`` rows (one block: a view)."""
+    if not blocks:
+        return np.empty(0, dtype=_NUMPY.get(dtype, dtype))
+    if len(blocks) == 1:
+        view: np.ndarray[Any, Any] = blocks[0][part][:size]
+        return view
+    return np.concatenate([block[part][:size - at * BLOCK] for at, block in enumerate(blocks)])
+
+
+def strings(values: pa.ChunkedArray | Sequence[str | None]) -> pd.Series:
+    """A ``str`` Series of these values, its Arrow buffers in ``_POOL`` (nothing allocated in
+    Arrow's default pool, whose first use costs the process about 4 MiB)."""
+    if not isinstance(values, pa.ChunkedArray):
+        values = pa.array(values, type=pa.large_string(), memory_pool=_POOL)
+    return pd.Series(values, dtype="str", copy=False)
+
+
+def _series(stored: list[Arrays], dtype: str, codes: _Codes, size: int) -> pd.Series:
+    """The Series of ``dtype`` that holds a column's stored arrays."""
+    if dtype == "str":
+        return strings(pa.chunked_array([arrays[0] for arrays in stored],
+                                         type=pa.large_string()))
+    if dtype == "category":
+        categories = sorted(value for value in codes if value is not None)
+        recode = np.full(len(codes), -1, dtype=np.int32)  # first seen → sorted; -1 stays -1
+        for new, value in enumerate(categories):
+            recode[codes[value]] = new
+        return pd.Series(pd.Categorical.from_codes(
+            recode[_joined(stored, dtype, size)],
+            dtype=pd.CategoricalDtype(pd.Index(strings(categories)))), copy=False)
+    if dtype[0].isupper():
+        return pd.Series(pd.arrays.IntegerArray(
+            _joined(stored, dtype, size), _joined(stored, "bool", size, 1)), copy=False)
+    return pd.Series(_joined(stored, dtype, size), dtype=dtype, copy=False)
 
 
 def _c_trim() -> Callable[[], object]:
@@ -130,14 +287,3 @@ def _release() -> None:
     process beside the new columns (Arrow's ``release_unused`` does not trim the C heap)."""
     _TRIM()
     pa.default_memory_pool().release_unused()
-
-
-def _series(values: pa.ChunkedArray, dtype: str) -> pd.Series:
-    """The Series of ``dtype`` that holds ``values`` (nulls: NaN or ``<NA>``)."""
-    if dtype == "str":
-        return pd.Series(values, dtype=dtype)
-    if dtype[0].isupper():  # nullable: Int8, Int16, Int64
-        mask = pc.is_null(values, memory_pool=_POOL).to_numpy(zero_copy_only=False)
-        numbers = pc.fill_null(values, 0).to_numpy()
-        return pd.Series(pd.arrays.IntegerArray(numbers, mask), copy=False)
-    return pd.Series(values.to_numpy(zero_copy_only=False), dtype=dtype, copy=False)

@@ -26,18 +26,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 from attrs import frozen
 from msgspec.structs import asdict
 
-from clearing_sim.analysis.columns import Table
+from clearing_sim.analysis.columns import Table, strings
 from clearing_sim.domain.timefmt import parse_iso
-from clearing_sim.sim.eventlog import EventLog, Record
+
+if TYPE_CHECKING:  # (not imported: reading a file needs none of the engine)
+    from clearing_sim.sim.eventlog import EventLog, Record
 
 __all__ = ["FRAME_NAMES", "SCHEMAS", "Frames", "frames_from_jsonl", "frames_from_log",
            "frames_from_records", "read_jsonl"]
@@ -45,17 +48,18 @@ __all__ = ["FRAME_NAMES", "SCHEMAS", "Frames", "frames_from_jsonl", "frames_from
 #: frame → (column, dtype) in order. ``str`` columns hold NaN where a value is missing.
 SCHEMAS: dict[str, tuple[tuple[str, str], ...]] = {
     "transactions": (
-        ("transaction_id", "str"), ("payment_reference", "str"), ("member", "str"),
-        ("use_case", "str"), ("mode", "Int8"), ("mint_mode", "Int8"),
-        ("source_issuer", "str"), ("target_issuer", "str"), ("source_asset", "str"),
-        ("target_asset", "str"), ("amount", "str"), ("amount_gbp", "float64"),
-        ("fee_gbp", "float64"), ("initiated_ms", "int64"), ("initiated_at", "datetime64[ms, UTC]"),
-        ("in_flight_ms", "Int64"), ("terminal_ms", "Int64"),
-        ("terminal_at", "datetime64[ms, UTC]"), ("settlement_latency_s", "float64"),
-        ("lifecycle_status", "str"), ("terminal", "bool"), ("parked", "bool"),
-        ("cancelled", "bool"), ("reason", "str"), ("ever_parked", "bool"),
-        ("parked_ms", "Int64"), ("park_cause", "str"), ("park_leg", "str"),
-        ("park_issuer", "str"), ("park_mode", "Int8")),
+        ("transaction_id", "str"), ("payment_reference", "str"), ("member", "category"),
+        ("use_case", "category"), ("mode", "Int8"), ("mint_mode", "Int8"),
+        ("source_issuer", "category"), ("target_issuer", "category"),
+        ("source_asset", "category"), ("target_asset", "category"), ("amount", "str"),
+        ("amount_gbp", "float64"), ("fee_gbp", "float64"), ("initiated_ms", "int64"),
+        ("initiated_at", "datetime64[ms, UTC]"), ("in_flight_ms", "Int64"),
+        ("terminal_ms", "Int64"), ("terminal_at", "datetime64[ms, UTC]"),
+        ("settlement_latency_s", "float64"), ("lifecycle_status", "category"),
+        ("terminal", "bool"), ("parked", "bool"), ("cancelled", "bool"),
+        ("reason", "category"), ("ever_parked", "bool"), ("parked_ms", "Int64"),
+        ("park_cause", "category"), ("park_leg", "category"),
+        ("park_issuer", "category"), ("park_mode", "Int8")),
     "saga_steps": (
         ("transaction_id", "str"), ("index", "int8"), ("name", "str"), ("status", "str"),
         ("at_ms", "int64")),
@@ -101,11 +105,16 @@ def _frame(name: str, table: Table, epoch_ms: int) -> pd.DataFrame:
     """The frame of a table's rows, its columns in ``SCHEMAS`` order."""
     data = table.columns()
     for column, source in _RENDERED.items():
-        if column in dict(SCHEMAS[name]):
-            ms = data[source].astype("Int64") + epoch_ms
-            data[column] = pd.to_datetime(ms, unit="ms", utc=True).astype(
-                dict(SCHEMAS[name])[column])
-    return pd.DataFrame({column: data.pop(column) for column, _ in SCHEMAS[name]}, copy=False)
+        if column in data or column not in dict(SCHEMAS[name]):
+            continue
+        ms = data[source]
+        stamps = (ms.to_numpy(dtype="int64", na_value=0) + epoch_ms).view("datetime64[ms]")
+        stamps[ms.isna().to_numpy()] = np.datetime64("NaT")
+        data[column] = pd.Series(stamps, copy=False).dt.tz_localize("UTC")
+    names = [column for column, _ in SCHEMAS[name]]
+    frame = pd.DataFrame(dict(enumerate(data.pop(column) for column in names)), copy=False)
+    frame.columns = pd.Index(strings(names))  # (labelled so: no Arrow default pool used)
+    return frame
 
 
 @frozen
@@ -141,8 +150,19 @@ class Frames:
     @classmethod
     def read_parquet(cls, folder: str | Path) -> Frames:
         source = Path(folder)
-        return cls({name: pd.read_parquet(source / f"{name}.parquet") for name in SCHEMAS
-                    if (source / f"{name}.parquet").exists()})
+        return cls({name: _str_categories(pd.read_parquet(source / f"{name}.parquet"), name)
+                    for name in SCHEMAS if (source / f"{name}.parquet").exists()})
+
+
+def _str_categories(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``frame`` with its ``category`` columns' categories ``str`` (Parquet gives a column
+    without a value ``object`` categories)."""
+    for column in (c for c, dtype in SCHEMAS[name] if dtype == "category" and c in frame):
+        categories = frame[column].cat.categories
+        if categories.dtype != "str":
+            frame[column] = frame[column].cat.set_categories(
+                pd.Index(list(categories), dtype="str"))
+    return frame
 
 
 class _Builder:
@@ -156,6 +176,12 @@ class _Builder:
             "instructions": dict(silent=False, expired=False),
             "deliveries": dict(attempts=0, outcome="pending", arrivals=0, duplicates=0)}
         self.tables = {name: _table(name, defaults.get(name)) for name in SCHEMAS}
+        tx = self.tables["transactions"]  # (setters of the commonest records' columns)
+        self.set_initiated = tx.setter(
+            "member", "use_case", "mode", "mint_mode", "source_issuer", "target_issuer",
+            "source_asset", "target_asset", "amount", "amount_gbp", "fee_gbp")
+        self.set_state = tx.setter("lifecycle_status", "parked", "terminal", "reason",
+                                   "cancelled", "terminal_ms", "settlement_latency_s")
         self.epoch_ms = 0
         self.names: dict[str, str] = {}  # participant id → participantName
         self.modes: dict[str, int] = {}  # issuer id → mode of its latest profile
@@ -207,16 +233,16 @@ class _Builder:
             handler(at_ms, fields)
 
     def build(self) -> Frames:
-        subs = self.tables["subscriptions"]
-        for row in subs.rows():
-            disabled, failing = subs.get(row, "disabled_ms"), subs.get(row, "failing_since_ms")
-            subs.set(row, subscription=self.subscription_names.get(
-                subs.get(row, "subscription_id")), time_to_disable_h=None
-                if disabled is None or failing is None else (disabled - failing) / 3_600_000)
         self.legs.clear()  # what only the reading needed, before the frames are made
         self.last_note.clear()
-        return Frames({name: _frame(name, self.tables[name], self.epoch_ms)
-                       for name in self.wanted})
+        frames = {name: _frame(name, self.tables[name], self.epoch_ms) for name in self.wanted}
+        if "subscriptions" in frames:
+            subs = frames["subscriptions"]
+            subs["subscription"] = strings(
+                [self.subscription_names.get(sid) for sid in subs["subscription_id"]])
+            subs["time_to_disable_h"] = ((subs["disabled_ms"] - subs["failing_since_ms"])
+                                         / 3_600_000).astype("float64")
+        return Frames(frames)
 
     # who is who ---------------------------------------------------------------------------
     def _world(self, at_ms: int, f: Mapping[str, Any]) -> None:
@@ -242,13 +268,11 @@ class _Builder:
         source, target = f["sourceIssuerId"], f.get("targetIssuerId")
         self.legs[f["transactionId"]] = (source, target)
         amount = float(f["amount"])
-        tx.set(row, member=self.member_names.get(f["member"], f["member"]),
-               use_case=f["useCase"], mode=self.modes.get(source),
-               mint_mode=None if target is None else self.modes.get(target),
-               source_issuer=self.names.get(source), target_issuer=self.names.get(target)
-               if target is not None else None, source_asset=f["sourceAsset"],
-               target_asset=f["targetAsset"], amount=f["amount"], amount_gbp=amount,
-               fee_gbp=float(f["feeAmount"]))
+        self.set_initiated(
+            row, self.member_names.get(f["member"], f["member"]), f["useCase"],
+            self.modes.get(source), None if target is None else self.modes.get(target),
+            self.names.get(source), self.names.get(target) if target is not None else None,
+            f["sourceAsset"], f["targetAsset"], f["amount"], amount, float(f["feeAmount"]))
 
     def _state(self, at_ms: int, f: Mapping[str, Any]) -> None:
         tx = self.tables["transactions"]
@@ -259,29 +283,20 @@ class _Builder:
                    initiated_ms=at_ms, lifecycle_status=status)
             return
         row = tx.index[tid]
-        changes: dict[str, Any] = {"lifecycle_status": status, "parked": f["parked"],
-                                   "terminal": f["terminal"], "reason": f.get("reason"),
-                                   "cancelled": status == "cancelled"}
+        terminal, parked, reason = f["terminal"], f["parked"], f.get("reason")
+        self.set_state(row, status, parked, terminal, reason, status == "cancelled",
+                       at_ms if terminal else None, (at_ms - tx.get(row, "initiated_ms")) / 1000
+                       if terminal and status == "settled" else None)
         if status == "in-flight" and tx.get(row, "in_flight_ms") is None:
-            changes["in_flight_ms"] = at_ms
-        if f["terminal"]:
-            changes["terminal_ms"] = at_ms
-            latency = None
-            if status == "settled":
-                latency = (at_ms - tx.get(row, "initiated_ms")) / 1000
-            changes["settlement_latency_s"] = latency
-        else:
-            changes["terminal_ms"] = None
-            changes["settlement_latency_s"] = None
-        if f["parked"] and not tx.get(row, "ever_parked"):
+            tx.set(row, in_flight_ms=at_ms)
+        if parked and not tx.get(row, "ever_parked"):
             leg = self.last_note.get(tid)
             legs = self.legs.get(tid, (None, None))
             issuer = None if leg is None else legs[0] if leg == "burn" else legs[1]
-            changes.update(ever_parked=True, parked_ms=at_ms, park_cause=f.get("reason"),
-                           park_leg=leg, park_issuer=self.names.get(issuer) if issuer else None,
-                           park_mode=self.modes.get(issuer) if issuer else None)
-        tx.set(row, **changes)
-        if f["terminal"] and not f["parked"]:  # final: nothing can change it any more
+            tx.set(row, ever_parked=True, parked_ms=at_ms, park_cause=reason, park_leg=leg,
+                   park_issuer=self.names.get(issuer) if issuer else None,
+                   park_mode=self.modes.get(issuer) if issuer else None)
+        if terminal and not parked:  # final: nothing can change it any more
             tx.close(tid)
             self.legs.pop(tid, None)
             self.last_note.pop(tid, None)
@@ -406,28 +421,67 @@ def frames_from_log(log: EventLog | Iterable[Record],
 _CHUNK = 1 << 20
 
 
-def _marked_lines(path: str | Path, marker: re.Pattern[bytes]) -> Iterator[tuple[bytes, bytes]]:
-    """(line, the marker's first group) per line of the file that holds ``marker``, in order
-    (a line that holds it twice, once); the lines are not decoded."""
+def _chunks(path: str | Path) -> Iterator[tuple[bytes | bytearray, int, int]]:
+    """(text, start, cut) per block of the file: ``text[start:cut]`` are whole lines, in
+    order, valid until the next block is asked for (the blocks are read into one buffer; a
+    line across two blocks comes as a text of its own)."""
+    buffer = bytearray(_CHUNK)
     with Path(path).open("rb") as source:
         rest = b""
-        while True:
-            chunk = source.read(_CHUNK)
-            text = rest + chunk if chunk else rest + b"\n"
-            cut = text.rfind(b"\n") + 1
-            rest, end = text[cut:], -1
-            for match in marker.finditer(text, 0, cut):
-                if match.start() > end:
-                    end = text.find(b"\n", match.end())
-                    yield text[text.rfind(b"\n", 0, match.start()) + 1:end], match.group(1)
-            if not chunk:
-                return
+        while size := source.readinto(buffer):
+            first = buffer.find(b"\n", 0, size) + 1
+            if not first:
+                rest += buffer[:size]
+                continue
+            yield rest + buffer[:first], 0, len(rest) + first
+            cut = buffer.rfind(b"\n", 0, size) + 1
+            yield buffer, first, cut
+            rest = bytes(buffer[cut:size])
+        if rest:
+            yield rest + b"\n", 0, len(rest) + 1
+
+
+Triple = tuple[int, str, Mapping[str, Any]]
+
+
+Handler = Callable[[int, Mapping[str, Any]], object]
+
+
+def _scan(path: str | Path, handlers: Mapping[str, Handler],
+          hints: Mapping[str, Iterable[str]] | None = None,
+          fields: Mapping[str, Iterable[str]] | None = None) -> Iterator[None]:
+    """``handlers[kind](at, fields)`` per record of a wanted kind (``read_jsonl``), in
+    order; one step of the iteration per block of the file read."""
+    hints, fields = hints or {}, fields or {}
+    plan = {kind.encode(): (  # per kind: its lines' hint pattern, its decoder, its handler
+        re.compile(b"|".join(re.escape(h.encode()) for h in hints[kind]))
+        if kind in hints else None, _decoder(kind, fields[kind]) if kind in fields else None,
+        handler, kind) for kind, handler in handlers.items()}
+    #: (without the key's opening quote, rarer in JSON than a quote, the engine's search for
+    #: the pattern's first byte skips more of each line; a longer key ending so, or a nested
+    #: one, is parsed, then dropped by its kind)
+    marker = re.compile(b'kind":"(' + b"|".join(re.escape(k) for k in sorted(plan)) + b')"')
+    for text, first, cut in _chunks(path):
+        end = -1
+        for match in marker.finditer(text, first, cut):
+            start = match.start()
+            if start < end:  # a second match on the line just read
+                continue
+            end = text.find(b"\n", start)
+            line = text[text.rfind(b"\n", 0, start) + 1:end]
+            hint, decoder, handler, kind = plan[match.group(1)]
+            if hint is not None and not hint.search(line):
+                continue
+            body = json.loads(line) if decoder is None else asdict(decoder.decode(line))
+            if body["kind"] == kind:
+                handler(body["at"], body)
+        yield None
 
 
 def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
                hints: Mapping[str, Iterable[str]] | None = None,
                fields: Mapping[str, Iterable[str]] | None = None,
-               ) -> Iterator[tuple[int, str, Mapping[str, Any]]]:
+               ) -> Iterator[Triple]:
     """(virtual ms, kind, fields) per line of a canonical JSON-lines log, streamed; with
     ``kinds``, only the records of those kinds; with ``hints`` (kind → strings), a record of
     such a kind only if its line holds one of its strings (e.g. ``'"event":"Burned"'``); with
@@ -445,27 +499,26 @@ def read_jsonl(path: str | Path, kinds: Iterable[str] | None = None,
                     body = json.loads(text)
                     yield body["at"], body["kind"], body
         return
-    wanted = frozenset(kinds)
-    needs = {kind.encode(): tuple(h.encode() for h in hint)
-             for kind, hint in (hints or {}).items()}
-    decoders = {kind.encode(): _decoder(kind, names) for kind, names in (fields or {}).items()}
-    marker = re.compile(b'"kind":"(' + b"|".join(re.escape(k.encode()) for k in sorted(wanted))
-                        + b')"')
-    for line, kind in _marked_lines(path, marker):
-        hint = needs.get(kind)
-        if hint and not any(h in line for h in hint):
-            continue
-        decoder = decoders.get(kind)
-        body = json.loads(line.decode()) if decoder is None else asdict(decoder.decode(line))
-        if body["kind"] in wanted:
-            yield body["at"], body["kind"], body
+    records: list[Triple] = []
+    handlers = {kind: _keeper(records, kind) for kind in kinds}
+    for _ in _scan(path, handlers, hints, fields):
+        yield from records
+        records.clear()
+
+
+def _keeper(records: list[Triple], kind: str) -> Handler:
+    """A handler that appends its records of ``kind`` to ``records``."""
+    def keep(at_ms: int, fields: Mapping[str, Any]) -> None:
+        records.append((at_ms, kind, fields))
+    return keep
 
 
 def _decoder(kind: str, names: Iterable[str]) -> msgspec.json.Decoder[Any]:
     """A JSON decoder of a record's ``at``, ``kind`` and the fields ``names`` (each None when
     missing), which skips every other field without building it."""
     shape = msgspec.defstruct(f"Line_{kind.replace('.', '_')}",
-                              [("at", int), ("kind", str), *((n, Any, None) for n in names)])
+                              [("at", int), ("kind", str), *((n, Any, None) for n in names)],
+                              gc=False)
     return msgspec.json.Decoder(shape)
 
 
@@ -473,7 +526,6 @@ def frames_from_jsonl(path: str | Path, frames: Iterable[str] = FRAME_NAMES) -> 
     """The frames of a log written with ``EventLog.write_jsonl``, read line by line (only
     the lines of the records those frames are built from are parsed)."""
     builder = _Builder(frames)
-    for at_ms, kind, fields in read_jsonl(path, builder.handlers, builder.hints,
-                                          builder.fields):
-        builder.feed(at_ms, kind, fields)
+    for _ in _scan(path, builder.handlers, builder.hints, builder.fields):
+        pass
     return builder.build()

@@ -74,7 +74,7 @@ def _groups(frame: pd.DataFrame, by: Sequence[str]) -> Iterable[tuple[dict[str, 
     if not by:
         yield {}, frame
         return
-    for labels, rows in frame.groupby(list(by), dropna=False, sort=True):
+    for labels, rows in frame.groupby(list(by), dropna=False, sort=True, observed=True):
         values = labels if isinstance(labels, tuple) else (labels,)
         yield {name: _key(v) for name, v in zip(by, values, strict=True)}, rows
 
@@ -116,11 +116,12 @@ def parking_rates(transactions: pd.DataFrame, by: str = "issuer",
     cause: columns ``by``, [``cause``], ``parked``, ``transactions``, ``parking_rate``."""
     assert by in ("issuer", "mode"), by
     legs = _legs(transactions)
-    denominators = legs.drop_duplicates(["transaction_id", by]).groupby(by, dropna=True).size()
+    denominators = legs.drop_duplicates(["transaction_id", by]).groupby(
+        by, dropna=True, observed=True).size()
     parked = transactions[transactions["ever_parked"]]
     column = "park_issuer" if by == "issuer" else "park_mode"
     keys = [column, "park_cause"] if causes else [column]
-    counts = parked.groupby(keys, dropna=True).size()
+    counts = parked.groupby(keys, dropna=True, observed=True).size()
     rows = []
     known = sorted({*PARK_CAUSES, *parked["park_cause"].dropna()})
     for key in denominators.index:
@@ -148,7 +149,7 @@ def _parking_rows(tx: pd.DataFrame) -> list[Row]:
     if total:
         parked = tx[tx["ever_parked"]]
         rows.append({"metric": "parking_rate", "value": len(parked) / total, "n": total})
-        counts = parked.groupby("park_cause").size()
+        counts = parked.groupby("park_cause", observed=True).size()
         for cause in sorted({*PARK_CAUSES, *counts.index}):
             rows.append({"metric": "parking_rate", "cause": cause,
                          "value": int(counts.get(cause, 0)) / total, "n": total})

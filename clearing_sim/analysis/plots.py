@@ -85,7 +85,7 @@ def latency_cdf(transactions: pd.DataFrame, by: str | Sequence[str] = "mode",
     keys = [by] if isinstance(by, str) else list(by)
     settled = transactions[transactions["lifecycle_status"] == "settled"]
     groups = sorted(((values, group) for values, group in
-                     settled.groupby(keys, sort=False, dropna=False)),
+                     settled.groupby(keys, sort=False, dropna=False, observed=True)),
                     key=_group_key(keys, order))
     figure, ax = _figure(8.0, 4.4 + 0.2 * len(groups))
     colours: dict[Any, int] = {}

@@ -181,9 +181,19 @@ class SweepResult:
             parts.append(frame.assign(param_id=run.param_id, seed=int(run.seed)))
         if not parts:
             return pd.DataFrame()
-        joined = pd.concat(parts, ignore_index=True)
+        joined = pd.concat(_same_categories(parts, name), ignore_index=True)
         return self.params.merge(joined, on="param_id", how="right")[
             [*self.params.columns, "seed", *(c for c, _ in SCHEMAS[name])]]
+
+
+def _same_categories(parts: list[pd.DataFrame], name: str) -> list[pd.DataFrame]:
+    """Frames of one kind from many runs, each ``category`` column given the union of the
+    runs' categories (sorted), so that concatenating them keeps it a ``category``."""
+    for column in (c for c, dtype in SCHEMAS[name] if dtype == "category"):
+        values = {v for part in parts for v in part[column].dropna().unique()}
+        dtype = pd.CategoricalDtype(pd.Index(sorted(values), dtype="str"))
+        parts = [part.assign(**{column: part[column].astype(dtype)}) for part in parts]
+    return parts
 
 
 def _assemble(meta: dict[str, Any], outputs: dict[tuple[str, int], RunOutput],

@@ -3,6 +3,7 @@ Series a list of Python values gives, in the order they were added."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pandas as pd
@@ -15,7 +16,7 @@ from clearing_sim.analysis.columns import Table
 
 COLUMNS = (("id", "str"), ("status", "str"), ("mode", "Int8"), ("code", "Int16"),
            ("at_ms", "int64"), ("done_ms", "Int64"), ("latency_s", "float64"),
-           ("n", "int8"), ("parked", "bool"))
+           ("n", "int8"), ("parked", "bool"), ("leg", "category"))
 DEFAULTS = {"n": 0, "parked": False}
 
 ROW = st.fixed_dictionaries({
@@ -23,12 +24,20 @@ ROW = st.fixed_dictionaries({
     "mode": st.none() | st.integers(1, 3), "code": st.none() | st.integers(100, 599),
     "at_ms": st.integers(0, 2**62), "done_ms": st.none() | st.integers(0, 2**62),
     "latency_s": st.none() | st.floats(allow_nan=False), "n": st.integers(0, 7),
-    "parked": st.booleans()})
+    "parked": st.booleans(), "leg": st.none() | st.sampled_from(["mint", "burn", "ünï"])})
 
 
 def _expected(rows: list[dict[str, Any]]) -> dict[str, pd.Series]:
-    return {name: pd.Series([row.get(name, DEFAULTS.get(name)) for row in rows], dtype=dtype)
+    return {name: _series([row.get(name, DEFAULTS.get(name)) for row in rows], dtype)
             for name, dtype in COLUMNS}
+
+
+def _series(values: list[Any], dtype: str) -> pd.Series:
+    """A list's Series; a ``category`` one's categories are its values, sorted, as ``str``."""
+    if dtype == "category":
+        categories = pd.Index(sorted({v for v in values if v is not None}), dtype="str")
+        return pd.Series(pd.Categorical(values, categories=categories))
+    return pd.Series(values, dtype=dtype)
 
 
 @settings(max_examples=60, deadline=None)
@@ -41,6 +50,9 @@ def test_rows_closed_in_any_order_come_back_in_the_order_added(
     Series of the final values, dtypes included."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(columns, "BATCH", 4)
+        patch.setattr(columns, "LAG", 3)
+        patch.setattr(columns, "BLOCK", 8)
+        patch.setattr(columns, "MERGE", 2)
         _check_rows(rows, closing, later)
 
 
@@ -78,7 +90,7 @@ def _set(table: Table, final: list[dict[str, Any]], key: str, update: dict[str, 
 def test_an_empty_table_gives_empty_columns_of_their_dtypes() -> None:
     data = Table(COLUMNS, DEFAULTS).columns()
     assert [(name, str(series.dtype)) for name, series in data.items()] == [
-        (name, str(pd.Series(dtype=dtype).dtype)) for name, dtype in COLUMNS]
+        (name, str(_series([], dtype).dtype)) for name, dtype in COLUMNS]
     assert all(len(series) == 0 for series in data.values())
 
 
@@ -89,3 +101,64 @@ def test_get_reads_an_open_row_and_defaults_fill_what_was_never_set() -> None:
     table.set(row, mode=2)
     assert table.get(row, "mode") == 2
     assert list(table.columns()["mode"]) == [2]
+
+
+def test_category_codes_widen_as_values_come_in_batches_and_late_rows() -> None:
+    """A ``category`` column's codes start as int8 and widen when more than 127 values
+    come, in a batch or in a row written back after its batch."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columns, "BATCH", 4)
+        patch.setattr(columns, "LAG", 2)
+        patch.setattr(columns, "BLOCK", 8)
+        patch.setattr(columns, "MERGE", 2)
+        table = Table((("id", "str"), ("leg", "category")))
+        table.add("open", id="open")
+        values = [f"v{n:03d}" for n in range(300)]
+        for value in values:
+            table.add(id=value, leg=value)
+        table.set(table.index["open"], leg="zzz")
+        table.close("open")
+        data = table.columns()
+    expected = pd.Series(pd.Categorical(["zzz", *values],
+                                        categories=pd.Index([*values, "zzz"], dtype="str")))
+    pd.testing.assert_series_equal(data["leg"], expected, check_names=False)
+
+
+def test_a_setter_sets_its_columns_in_order_and_refuses_a_wrong_count() -> None:
+    table = Table(COLUMNS, DEFAULTS)
+    row = table.add("a", id="a", at_ms=5)
+    set_mode_and_code = table.setter("mode", "code")
+    set_mode_and_code(row, 3, 404)
+    assert (table.get(row, "mode"), table.get(row, "code")) == (3, 404)
+    with pytest.raises(ValueError):
+        set_mode_and_code(row, 1)
+
+
+def test_string_batches_are_joined_merge_at_a_time_never_again() -> None:
+    """Every MERGE string batches become one array of MERGE batches (a joined array is not
+    joined again: each string is copied once), and the column is their values in order."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columns, "BATCH", 4)
+        patch.setattr(columns, "LAG", 0)
+        patch.setattr(columns, "MERGE", 2)
+        table = Table((("id", "str"),))
+        for number in range(4 * 8):
+            table.add(id=f"r{number}")
+        assert [len(arrays[0]) for arrays in table.stored[0]] == [8, 8, 8, 8]
+        assert list(table.columns()["id"]) == [f"r{number}" for number in range(32)]
+
+
+def test_numeric_blocks_are_private_to_the_process() -> None:
+    """A forked child that writes into a frame's numeric column does not change the
+    parent's (the blocks are private maps, not mmap's default shared ones)."""
+    table = Table((("at_ms", "int64"),))
+    for number in range(3):
+        table.add(at_ms=number)
+    table._batch(3)
+    block = table.stored[0][0][0]
+    pid = os.fork()
+    if pid == 0:  # the child
+        block[0] = 99
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert list(table.columns()["at_ms"]) == [0, 1, 2]

@@ -95,6 +95,19 @@ def test_parquet_round_trip_keeps_dtypes(tiny_run: WorkloadRun, tmp_path: Path) 
         pd.testing.assert_frame_equal(back[name], tiny_run.frames[name])
 
 
+def test_parquet_round_trip_keeps_category_columns_that_met_no_value(
+        tiny_run: WorkloadRun, tmp_path: Path) -> None:
+    """A run in which nothing parked has ``park_*`` category columns without categories:
+    they come back from Parquet as such (``str`` categories, not ``object``)."""
+    tx = tiny_run.frames.transactions
+    calm = tx[~tx["ever_parked"]].reset_index(drop=True)
+    calm = calm.assign(**{c: calm[c].cat.remove_unused_categories()
+                          for c in ("park_cause", "park_leg", "park_issuer", "reason")})
+    assert len(calm) and len(calm["park_cause"].cat.categories) == 0
+    Frames({"transactions": calm}).to_parquet(tmp_path)
+    pd.testing.assert_frame_equal(Frames.read_parquet(tmp_path).transactions, calm)
+
+
 def test_read_jsonl_with_kinds_parses_only_their_lines_and_misses_none(tmp_path: Path) -> None:
     """``kinds`` skips other lines unparsed, yet a string or a nested key that looks like a
     wanted kind neither hides a wanted record nor lets another one through."""
@@ -154,3 +167,4 @@ def test_the_metrics_frames_alone_from_a_file_are_those_of_the_run(tmp_path: Pat
     assert from_file.names() == names and len(from_file.deliveries) > 0
     for name in names:
         pd.testing.assert_frame_equal(from_file[name], run.frames[name])
+

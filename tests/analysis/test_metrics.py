@@ -12,7 +12,8 @@ from clearing_sim.analysis import (
     parking_rates,
     run_workload,
 )
-from clearing_sim.analysis.metrics import DIMENSIONS, METRIC_COLUMNS, delivery_attempts
+from clearing_sim.analysis.frames import SCHEMAS, Frames
+from clearing_sim.analysis.metrics import DIMENSIONS, METRIC_COLUMNS, delivery_attempts, run_metrics
 from clearing_sim.analysis.runs import WorkloadRun
 from clearing_sim.analysis.sweeps import SweepResult
 from tests.analysis.conftest import INPUTS
@@ -115,3 +116,22 @@ def test_across_seeds_gives_the_values_of_each_group_over_seeds() -> None:
     assert row["q05"] == pytest.approx(0.02) and row["q95"] == pytest.approx(0.38)
     assert summary.iloc[1]["q95"] == pytest.approx(1.38)
     assert summary[["q05", "q95"]].notna().all().all()
+
+
+def test_category_columns_give_the_metrics_their_str_values_give(tiny_run: WorkloadRun) -> None:
+    """The transactions frame's ``category`` columns (docs/analysis.md) change no metric:
+    the same frames with those columns as ``str`` give equal metrics and helper tables."""
+    frames = tiny_run.frames
+    tx = frames.transactions
+    as_str = tx.astype({c: "str" for c, t in SCHEMAS["transactions"] if t == "category"})
+    assert any(isinstance(t, pd.CategoricalDtype) for t in tx.dtypes)
+    plain = Frames({**frames.tables, "transactions": as_str})
+    pd.testing.assert_frame_equal(run_metrics(frames), run_metrics(plain))
+    for by in ("issuer", "mode"):
+        for causes in (False, True):
+            pd.testing.assert_frame_equal(parking_rates(tx, by, causes),
+                                          parking_rates(as_str, by, causes))
+    for by in (("mode",), ("use_case", "mode"), ("use_case",)):
+        pd.testing.assert_frame_equal(latency_percentiles(tx, by=by).reset_index(drop=True),
+                                      latency_percentiles(as_str, by=by).reset_index(drop=True),
+                                      check_dtype=False, check_index_type=False)

@@ -17,6 +17,7 @@ from clearing_sim.analysis import load_results, load_sweep, parse_seeds, sweep
 from clearing_sim.analysis import sweeps as sweeps_module
 from clearing_sim.analysis.cli import sweep as sweep_command
 from clearing_sim.analysis.driver import SetupRefused
+from clearing_sim.analysis.frames import SCHEMAS
 from clearing_sim.analysis.runs import RunOutput, RunTask, execute, run_folder
 from clearing_sim.analysis.sweeps import SweepOutputConflict, SweepResult
 from clearing_sim.scenario.errors import ScenarioInvalid
@@ -70,6 +71,18 @@ def test_the_output_folder(tiny_sweep: SweepResult) -> None:
     assert str(silence.dtype) == "float64" and set(silence) == {0.1, 0.5}
     tx = tiny_sweep.frames("transactions")
     assert tx.groupby(["param_id", "seed"]).ngroups == 4
+
+
+def test_concatenated_frames_keep_category_columns_with_every_runs_values(
+        tiny_sweep: SweepResult) -> None:
+    """Runs that met different values (one parked, one did not) still concatenate into a
+    ``category`` column: its categories are the union of the runs', sorted."""
+    tx = tiny_sweep.frames("transactions")
+    for column, dtype in SCHEMAS["transactions"]:
+        if dtype == "category":
+            assert isinstance(tx[column].dtype, pd.CategoricalDtype), column
+            categories = list(tx[column].cat.categories)
+            assert categories == sorted(set(tx[column].dropna())), column
 
 
 def test_an_interrupted_sweep_resumes_without_redoing_finished_runs(
