@@ -24,7 +24,7 @@ from clearing_sim.sim.workload import poisson_redeems
 #: (layer, path fragments of its code), first match wins; builtins are matched by name.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("SimPy kernel (events, heap, resumes) and the light waits",
-     ("simpy/", "sim/timers.py", "_heapq", "method 'send' of 'generator'")),
+     ("simpy/", "sim/kernel.py", "sim/timers.py", "_heapq", "method 'send' of 'generator'")),
     ("saga logic", ("sim/saga.py", "domain/saga.py", "domain/lifecycle.py")),
     ("transaction book and its frozen values",
      ("sim/book.py", "domain/transaction.py", "clearing_sim.domain.transaction",
