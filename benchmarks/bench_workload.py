@@ -34,6 +34,11 @@ import tempfile
 import time
 from pathlib import Path
 
+#: This checkout's engine, whatever the environment has installed (an editable install of
+#: another checkout would otherwise answer ``import clearing_sim``, and a run from a baseline
+#: checkout would measure the wrong engine); each child runs this file again, so the same.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from attrs import evolve
 
 from clearing_sim.analysis.driver import WorkloadDriver
