@@ -74,8 +74,13 @@ def write_report(report: Report, *, as_json: bool, junit_file: str | None,
 def _http_url(value: str | None, option: str) -> None:
     if value is None:
         return
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError:  # urlsplit refuses some (an unclosed IPv6 bracket: "http://[")
+        host = None
+    if host is None or parts.scheme not in ("http", "https") \
+            or any(c.isspace() or not c.isprintable() for c in value):
         raise click.BadParameter(f"{value!r} is not an http:// or https:// URL",
                                  param_hint=option)
 

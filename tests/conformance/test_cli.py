@@ -115,6 +115,7 @@ def test_the_naive_receiver_exits_1_and_json_names_the_failures(serve_receiver: 
     _kit("http://x", "--secret", "s", "--shim-port", "70000"),
     _kit("--show-shim", "--shim-public-url", "kit.example:4243"),
     _kit("--show-shim", "--shim-public-url", "http://kit.example/?a=1"),
+    _kit("http://[", "--secret", "s"), _kit("http://x", "--secret", "s", "--probe-url", "http://["),
     ["receiver", "serve", "--secret", "s"], ["receiver", "serve"],
     ["receiver", "serve", "--secret", "s", "--api-base-url", "x", "--api-key", "k"],
 ])
@@ -140,3 +141,19 @@ def test_any_arguments_to_the_kit_never_give_a_traceback(args: list[str]) -> Non
                                            "--shim-port", "1"))
     assert result.exit_code in (0, 2), (args, result.output)
     assert result.exception is None or isinstance(result.exception, SystemExit), args
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(st.text(max_size=40),
+                 st.builds(lambda host, tail: f"http://{host}{tail}",
+                           st.text(min_size=1, max_size=15),
+                           st.sampled_from(["", "/", ":8790", ":99999", "/p?q=1", "#f"]))))
+def test_any_shim_public_url_is_announced_or_refused_with_exit_2(value: str) -> None:
+    """``--shim-public-url``: whatever the value, ``--show-shim`` announces it (an http(s)
+    base URL, without its last ``/``) or exits 2 with a message; never a traceback."""
+    result = CliRunner().invoke(main, _kit("--show-shim", "--shim-public-url", value))
+    assert result.exit_code in (0, 2), (value, result.output)
+    assert result.exception is None or isinstance(result.exception, SystemExit), value
+    if result.exit_code == 0:
+        assert result.output.split("\n")[0] == \
+            f"export CLEARING_SIM_API_BASE_URL={value.rstrip('/')}"
