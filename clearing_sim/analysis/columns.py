@@ -1,6 +1,6 @@
 """A growing table for the frame builder: a frame's rows as it reads a log, kept compact.
 
-Public names: ``Table``, ``strings``.
+Public names: ``Table``, ``strings``, ``timestamps``.
 
 A long log gives millions of rows, so a table holds Python objects only for its newest rows
 (most of them still changing) and for the older ones that are still open: once ``LAG +
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
 
-__all__ = ["Table", "strings"]
+__all__ = ["Table", "strings", "timestamps"]
 
 #: Rows turned into arrays at a time, the oldest first.
 BATCH = 512
@@ -47,7 +47,7 @@ MERGE = 32
 _POOL = pa.system_memory_pool()
 _NUMPY = {"Int8": np.int8, "Int16": np.int16, "Int64": np.int64, "category": np.int32}
 
-Row = list[Any]  # the values in column order, then the row's number
+Row = list[Any]  # the values in column order, then the row's key and number
 Arrays = tuple[Any, ...]  # a column's arrays: its values (and a nullable column's mask)
 
 
@@ -62,6 +62,26 @@ class _Codes(dict[Any, int]):
         return code
 
 
+class _Batched:
+    """An open row already batched: its values are read from and written to the column
+    arrays, so a row that stays open to the end of a long log (a transaction parked for good)
+    holds no Python values (a list of them cost about a kilobyte a row)."""
+
+    __slots__ = ("number", "table")
+
+    def __init__(self, table: Table, number: int) -> None:
+        self.table, self.number = table, number
+
+    def __getitem__(self, at: int) -> Any:
+        return self.number if at == -1 else self.table.read(self.number, at)
+
+    def __setitem__(self, at: int, value: Any) -> None:
+        self.table.write(self.number, at, value)
+
+
+OpenRow = Row | _Batched  # an open row: its Python values, or its place in the arrays
+
+
 class Table:
     """Rows addressed by a key while open; columns ``columns`` with their pandas dtypes."""
 
@@ -69,8 +89,9 @@ class Table:
                  defaults: dict[str, Any] | None = None) -> None:
         self.dtypes = dict(columns)
         self.position = {name: at for at, name in enumerate(self.dtypes)}
+        self.names = list(self.dtypes)
         self.blank: Row = [(defaults or {}).get(name) for name in self.dtypes]
-        self.index: dict[Hashable, Row] = {}
+        self.index: dict[Hashable, OpenRow] = {}
         self.pending: list[Row] = []  # the rows not yet batched, in the order added
         self.batched = 0  # rows batched (numbers 0 to batched - 1)
         #: per column: its blocks (numbers), or its Arrow arrays (strings)
@@ -78,12 +99,12 @@ class Table:
         self.starts: list[int] = []  # the first row of each string array
         self.unjoined = 0  # string arrays at the end not yet joined (one batch each)
         self.codes = [_Codes() for _ in self.dtypes]
-        self.patches: list[tuple[int, int, Any]] = []  # (row, column, string) changed late
+        self.patches: dict[tuple[int, int], Any] = {}  # (row, column) → string changed late
         self.size = 0
 
     def add(self, key: Hashable = None, **values: Any) -> Row:
         """A new row; with a ``key`` it stays open (``index[key]``) until ``close(key)``."""
-        row = [*self.blank, self.size]
+        row = [*self.blank, key, self.size]
         self.size += 1
         position = self.position
         for name, value in values.items():
@@ -95,7 +116,7 @@ class Table:
             self._batch(BATCH)
         return row
 
-    def set(self, row: Row, **values: Any) -> None:
+    def set(self, row: OpenRow, **values: Any) -> None:
         position = self.position
         for name, value in values.items():
             row[position[name]] = value
@@ -105,20 +126,17 @@ class Table:
         ``set`` does, without a mapping of names built and read on every call."""
         positions = tuple(self.position[name] for name in names)
 
-        def set_values(row: Row, *values: Any) -> None:
+        def set_values(row: OpenRow, *values: Any) -> None:
             for at, value in zip(positions, values, strict=True):
                 row[at] = value
         return set_values
 
-    def get(self, row: Row, name: str) -> Any:
+    def get(self, row: OpenRow, name: str) -> Any:
         return row[self.position[name]]
 
     def close(self, key: Hashable) -> None:
-        """The row of ``key`` can no longer change (batched while open: its final values
-        are written over the batched ones)."""
-        row = self.index.pop(key)
-        if row[-1] < self.batched:
-            self._write_back(row)
+        """The row of ``key`` can no longer change."""
+        del self.index[key]
 
     def _batch(self, count: int) -> None:
         rows, self.pending = self.pending[:count], self.pending[count:]
@@ -145,39 +163,55 @@ class Table:
             self.starts[-MERGE:] = [self.starts[-MERGE]]
             self.unjoined = 0
         self.batched += len(rows)
+        index = self.index
+        for row in rows:  # the open ones: their values now live in the arrays
+            if row[-2] is not None and index.get(row[-2]) is row:
+                index[row[-2]] = _Batched(self, row[-1])
         del rows
         _release()
 
-    def _write_back(self, row: Row) -> None:
-        """A batched row's values written over the batched ones (a string that differs is
-        patched at the end, Arrow arrays being immutable)."""
-        block, at_row = divmod(row[-1], BLOCK)
-        for at, dtype in enumerate(self.dtypes.values()):
-            value = row[at]
-            if dtype == "str":
-                start = bisect.bisect_right(self.starts, row[-1]) - 1
-                if self.stored[at][start][0][row[-1] - self.starts[start]].as_py() != value:
-                    self.patches.append((row[-1], at, value))
-                continue
-            arrays = self.stored[at][block]
-            if dtype == "category":
-                code = self.codes[at][value]
-                wider = np.min_scalar_type(-len(self.codes[at]))
-                if wider.itemsize > arrays[0].itemsize:
-                    self.stored[at][:] = [(_widened(b[0], wider),) for b in self.stored[at]]
-                    arrays = self.stored[at][block]
-                arrays[0][at_row] = code
-            elif dtype[0].isupper():
-                arrays[0][at_row], arrays[1][at_row] = (0, True) if value is None else (
-                    value, False)
-            else:
-                arrays[0][at_row] = np.nan if value is None else value
+    def read(self, number: int, at: int) -> Any:
+        """The value of batched row ``number`` in column ``at``, as a Python row holds it."""
+        dtype = self.dtypes[self.names[at]]
+        if dtype == "str":
+            if (number, at) in self.patches:
+                return self.patches[number, at]
+            start = bisect.bisect_right(self.starts, number) - 1
+            return self.stored[at][start][0][number - self.starts[start]].as_py()
+        block, at_row = divmod(number, BLOCK)
+        arrays = self.stored[at][block]
+        if dtype == "category":
+            code = int(arrays[0][at_row])
+            return None if code < 0 else list(self.codes[at])[code + 1]  # (in code order)
+        if dtype[0].isupper():
+            return None if arrays[1][at_row] else int(arrays[0][at_row])
+        value = arrays[0][at_row].item()
+        return None if value != value else value  # (NaN: the missing float)
+
+    def write(self, number: int, at: int, value: Any) -> None:
+        """``value`` written over batched row ``number``'s in column ``at`` (a string that
+        differs is patched in at the end, Arrow arrays being immutable)."""
+        dtype = self.dtypes[self.names[at]]
+        if dtype == "str":
+            if self.read(number, at) != value:
+                self.patches[number, at] = value
+            return
+        block, at_row = divmod(number, BLOCK)
+        arrays = self.stored[at][block]
+        if dtype == "category":
+            code = self.codes[at][value]
+            wider = np.min_scalar_type(-len(self.codes[at]))
+            if wider.itemsize > arrays[0].itemsize:
+                self.stored[at][:] = [(_widened(b[0], wider),) for b in self.stored[at]]
+                arrays = self.stored[at][block]
+            arrays[0][at_row] = code
+        elif dtype[0].isupper():
+            arrays[0][at_row], arrays[1][at_row] = (0, True) if value is None else (value, False)
+        else:
+            arrays[0][at_row] = np.nan if value is None else value
 
     def columns(self) -> dict[str, pd.Series]:
         """Every column as a Series of its dtype, the rows in the order they were added."""
-        for row in self.index.values():
-            if row[-1] < self.batched:
-                self._write_back(row)
         self.index.clear()
         while self.pending:
             self._batch(min(BATCH, len(self.pending)))
@@ -186,7 +220,7 @@ class Table:
             stored, self.stored[at] = self.stored[at], []
             data[name] = _series(stored, dtype, self.codes[at], self.size)
             del stored
-            patches = [(number, value) for number, column, value in self.patches
+            patches = [(number, value) for (number, column), value in self.patches.items()
                        if column == at]
             if patches:
                 numbers, values = zip(*patches, strict=True)
@@ -249,6 +283,28 @@ def strings(values: pa.ChunkedArray | Sequence[str | None]) -> pd.Series:
     if not isinstance(values, pa.ChunkedArray):
         values = pa.array(values, type=pa.large_string(), memory_pool=_POOL)
     return pd.Series(values, dtype="str", copy=False)
+
+
+def timestamps(ms: pd.Series, epoch_ms: int) -> pd.Series:
+    """``datetime64[ms, UTC]`` of ``epoch_ms`` + ``ms`` (NaT where ``ms`` is missing) in one
+    new buffer: the milliseconds copied once, shifted and masked in place, then wrapped as they
+    are. (``tz_localize`` copies them again: built at the end, when the rest of the frame is
+    whole, that second copy was the peak of the whole build.)"""
+    stamps = (ms.to_numpy(dtype="int64", copy=True) if isinstance(ms.dtype, np.dtype)
+              else ms.to_numpy(dtype="int64", na_value=0, copy=True))  # (int64 | Int64)
+    stamps += epoch_ms
+    values = stamps.view("datetime64[ms]")
+    values[ms.isna().to_numpy()] = np.datetime64("NaT")
+    return pd.Series(_utc(values), copy=False)
+
+
+def _utc(values: np.ndarray[Any, Any]) -> Any:
+    """UTC instants (``datetime64[ms]``) as a ``datetime64[ms, UTC]`` array on the same buffer
+    (pandas' constructor without the copy; where pandas lacks it, ``tz_localize``'s copy)."""
+    wrap = getattr(pd.arrays.DatetimeArray, "_simple_new", None)
+    if wrap is None:
+        return pd.Series(values, copy=False).dt.tz_localize("UTC").array
+    return wrap(values, dtype=pd.DatetimeTZDtype(unit="ms", tz="UTC"))
 
 
 def _series(stored: list[Arrays], dtype: str, codes: _Codes, size: int) -> pd.Series:

@@ -31,12 +31,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 from attrs import frozen
 from msgspec.structs import asdict
 
-from clearing_sim.analysis.columns import Table, strings
+from clearing_sim.analysis.columns import Table, strings, timestamps
 from clearing_sim.domain.timefmt import parse_iso
 
 if TYPE_CHECKING:  # (not imported: reading a file needs none of the engine)
@@ -107,10 +106,7 @@ def _frame(name: str, table: Table, epoch_ms: int) -> pd.DataFrame:
     for column, source in _RENDERED.items():
         if column in data or column not in dict(SCHEMAS[name]):
             continue
-        ms = data[source]
-        stamps = (ms.to_numpy(dtype="int64", na_value=0) + epoch_ms).view("datetime64[ms]")
-        stamps[ms.isna().to_numpy()] = np.datetime64("NaT")
-        data[column] = pd.Series(stamps, copy=False).dt.tz_localize("UTC")
+        data[column] = timestamps(data[source], epoch_ms)
     names = [column for column, _ in SCHEMAS[name]]
     frame = pd.DataFrame(dict(enumerate(data.pop(column) for column in names)), copy=False)
     frame.columns = pd.Index(strings(names))  # (labelled so: no Arrow default pool used)
