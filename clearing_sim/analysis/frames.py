@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 import pandas as pd  # type: ignore[import-untyped]
-from attrs import frozen
 from msgspec.structs import asdict
 
 from clearing_sim.analysis.columns import Table, strings, timestamps
@@ -113,9 +114,11 @@ def _frame(name: str, table: Table, epoch_ms: int) -> pd.DataFrame:
     return frame
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Frames:
-    """The tidy frames of one run (only those that were asked for are present)."""
+    """The tidy frames of one run (only those that were asked for are present). (A frozen
+    dataclass, not attrs: reading a log needs nothing else of attrs, whose import is about
+    1 MiB of the process.)"""
 
     tables: Mapping[str, pd.DataFrame]
 
@@ -261,8 +264,11 @@ class _Builder:
         row = tx.index.get(f["transactionId"])
         if row is None:
             return
-        source, target = f["sourceIssuerId"], f.get("targetIssuerId")
-        self.legs[f["transactionId"]] = (source, target)
+        source, target = sys.intern(f["sourceIssuerId"]), f.get("targetIssuerId")
+        target = None if target is None else sys.intern(target)
+        #: (kept while the transaction is open, parked ones to the end: keyed by the row's
+        #: own id, the issuers' ids interned, not a fresh copy of each per transaction)
+        self.legs[tx.get(row, "transaction_id")] = (source, target)
         amount = float(f["amount"])
         self.set_initiated(
             row, self.member_names.get(f["member"], f["member"]), f["useCase"],
@@ -299,7 +305,7 @@ class _Builder:
 
     def _note(self, at_ms: int, f: Mapping[str, Any]) -> None:
         if f["event"] in _PARK_NOTES and "leg" in f:
-            self.last_note[f["transactionId"]] = f["leg"]
+            self.last_note[f["transactionId"]] = sys.intern(f["leg"])
 
     def _step(self, at_ms: int, f: Mapping[str, Any]) -> None:
         self.tables["saga_steps"].add(transaction_id=f["transactionId"], index=f["index"],

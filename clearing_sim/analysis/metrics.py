@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 
 from clearing_sim.analysis.frames import Frames
-from clearing_sim.domain.delivery import ATTEMPTS_MAX
 
 __all__ = ["DELIVERY_OUTCOMES", "DIMENSIONS", "METRIC_COLUMNS", "PARK_CAUSES", "across_seeds",
            "delivery_attempts", "latency_percentiles", "parking_rates", "run_metrics"]
@@ -163,6 +162,10 @@ def delivery_attempts(deliveries: pd.DataFrame) -> pd.DataFrame:
 
 
 def _delivery_rows(dl: pd.DataFrame, subs: pd.DataFrame) -> list[Row]:
+    # (imported here: the domain's modules bring attrs, which the transactions' metrics and
+    # reading a log do not need)
+    from clearing_sim.domain.delivery import ATTEMPTS_MAX
+
     rows: list[Row] = []
     dl = dl.assign(subscription=dl["subscription"].fillna(dl["subscription_id"]))
     for labels, group in _groups(dl, ("subscription",)):
