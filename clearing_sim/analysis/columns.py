@@ -125,11 +125,19 @@ class Table:
         """A function ``(row, *values)`` that sets the columns ``names``, in that order: what
         ``set`` does, without a mapping of names built and read on every call."""
         positions = tuple(self.position[name] for name in names)
+        first, end = positions[0], positions[0] + len(positions)
 
         def set_values(row: OpenRow, *values: Any) -> None:
             for at, value in zip(positions, values, strict=True):
                 row[at] = value
-        return set_values
+
+        def set_span(row: OpenRow, *values: Any) -> None:
+            if type(row) is list and len(values) == end - first:
+                row[first:end] = values
+            else:
+                set_values(row, *values)
+        #: (columns side by side, in order: a list row takes them as one slice)
+        return set_span if positions == tuple(range(first, end)) else set_values
 
     def get(self, row: OpenRow, name: str) -> Any:
         return row[self.position[name]]

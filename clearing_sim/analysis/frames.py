@@ -179,8 +179,8 @@ class _Builder:
         self.set_initiated = tx.setter(
             "member", "use_case", "mode", "mint_mode", "source_issuer", "target_issuer",
             "source_asset", "target_asset", "amount", "amount_gbp", "fee_gbp")
-        self.set_state = tx.setter("lifecycle_status", "parked", "terminal", "reason",
-                                   "cancelled", "terminal_ms", "settlement_latency_s")
+        self.set_state = tx.setter("terminal_ms", "settlement_latency_s", "lifecycle_status",
+                                   "terminal", "parked", "cancelled", "reason")
         self.epoch_ms = 0
         self.names: dict[str, str] = {}  # participant id → participantName
         self.modes: dict[str, int] = {}  # issuer id → mode of its latest profile
@@ -286,9 +286,10 @@ class _Builder:
             return
         row = tx.index[tid]
         terminal, parked, reason = f["terminal"], f["parked"], f.get("reason")
-        self.set_state(row, status, parked, terminal, reason, status == "cancelled",
-                       at_ms if terminal else None, (at_ms - tx.get(row, "initiated_ms")) / 1000
-                       if terminal and status == "settled" else None)
+        self.set_state(row, at_ms if terminal else None,
+                       (at_ms - tx.get(row, "initiated_ms")) / 1000
+                       if terminal and status == "settled" else None,
+                       status, terminal, parked, status == "cancelled", reason)
         if status == "in-flight" and tx.get(row, "in_flight_ms") is None:
             tx.set(row, in_flight_ms=at_ms)
         if parked and not tx.get(row, "ever_parked"):

@@ -162,3 +162,50 @@ def test_numeric_blocks_are_private_to_the_process() -> None:
         os._exit(0)
     os.waitpid(pid, 0)
     assert list(table.columns()["at_ms"]) == [0, 1, 2]
+
+
+def test_an_open_row_once_batched_holds_no_python_values_and_reads_and_writes_its_arrays(
+        ) -> None:
+    """A row still open when its batch is made is no longer a list of values (a row parked
+    to the end of a long log would keep them all): ``get`` reads what the arrays hold, as a
+    Python row would give it, and ``set`` writes there (a changed string is patched)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columns, "BATCH", 2)
+        patch.setattr(columns, "LAG", 0)
+        table = Table(COLUMNS, DEFAULTS)
+        table.add("open", id="open", status="parked", mode=2, at_ms=7, latency_s=None,
+                  leg="burn")
+        table.add(id="closed", at_ms=8, done_ms=9, latency_s=1.5, parked=True)
+        row = table.index["open"]
+        assert not isinstance(row, list)
+        assert [table.get(row, name) for name, _ in COLUMNS] == [
+            "open", "parked", 2, None, 7, None, None, 0, False, "burn"]
+        table.set(row, status="settled", mode=None, code=404, done_ms=12, latency_s=0.25,
+                  n=3, parked=True, leg="mint")
+        assert [table.get(row, name) for name, _ in COLUMNS] == [
+            "open", "settled", None, 404, 7, 12, 0.25, 3, True, "mint"]
+        table.setter("mode", "code")(row, 1, 500)  # (side by side: a list row's slice)
+        assert (table.get(row, "mode"), table.get(row, "code")) == (1, 500)
+        table.close("open")
+        data = table.columns()
+    assert list(data["status"].fillna("-")) == ["settled", "-"]
+    assert list(data["leg"].astype(object).fillna("-")) == ["mint", "-"]
+    assert list(data["done_ms"]) == [12, 9] and list(data["parked"]) == [True, True]
+    assert list(data["code"].astype(object).fillna(-1)) == [500, -1]
+
+
+def test_timestamps_are_a_new_buffer_of_epoch_plus_ms_with_nat_where_missing() -> None:
+    """``timestamps`` equals ``tz_localize``'s answer and leaves its source as it was, for a
+    plain ``int64`` column (which ``to_numpy`` with ``na_value`` would hand back as is) and
+    a nullable one."""
+    epoch = 1_767_225_600_000
+    for ms in (pd.Series([0, 5, 86_400_000], dtype="int64"),
+               pd.Series([0, None, 86_400_000], dtype="Int64")):
+        before = ms.copy()
+        stamps = columns.timestamps(ms, epoch)
+        expected = pd.Series(
+            [pd.NaT if pd.isna(v) else pd.Timestamp(epoch + int(v), unit="ms", tz="UTC")
+             for v in ms], dtype="datetime64[ms, UTC]")
+        pd.testing.assert_series_equal(stamps, expected)
+        pd.testing.assert_series_equal(ms, before)
+        assert str(stamps.dtype) == "datetime64[ms, UTC]"

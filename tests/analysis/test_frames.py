@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -168,3 +171,20 @@ def test_the_metrics_frames_alone_from_a_file_are_those_of_the_run(tmp_path: Pat
     for name in names:
         pd.testing.assert_frame_equal(from_file[name], run.frames[name])
 
+
+
+def test_reading_a_log_and_its_metrics_import_neither_the_engine_nor_plotting() -> None:
+    """Every module imported stays in the process: reading a log into frames and computing
+    their metrics import pandas, pyarrow and msgspec, not attrs (the engine's values), the
+    engine, matplotlib, Parquet or Dask."""
+    probe = ("import json, sys\n"
+             "import clearing_sim.analysis.frames, clearing_sim.analysis.metrics\n"
+             "print(json.dumps(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120, check=True)
+    modules = json.loads(done.stdout)
+    assert "clearing_sim.analysis.frames" in modules and "pandas" in modules
+    heavy = {"attr", "attrs", "matplotlib", "dask", "simpy"}
+    assert [m for m in modules if m.split(".")[0] in heavy] == []
+    assert [m for m in modules if m.startswith(
+        ("clearing_sim.sim", "clearing_sim.domain.delivery", "pyarrow.parquet"))] == []
