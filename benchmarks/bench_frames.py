@@ -20,7 +20,8 @@ the whole process, the imports included), its RSS before the building (the impor
 and each frame's size (``memory_usage(deep=True)``); it pickles what it built, and this
 process checks the two checkouts' frames (and metrics) equal, dtypes included
 (``pd.testing.assert_frame_equal``). With ``--repeat R`` each child runs R times (fresh
-processes, alternating) and the least CPU time is shown, with the largest peak RSS.
+processes, alternating) and the least CPU time is shown, with the largest peak RSS, then
+every run's spread (CPU, peak RSS, the imports' floor).
 """
 
 from __future__ import annotations
@@ -91,8 +92,11 @@ def measure(checkout: Path, log: str, what: str, out: str) -> dict[str, Any]:
 
 
 def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The least CPU time and the largest peak RSS of the runs, with their spreads."""
     fastest = min(runs, key=lambda r: r["cpu"])
-    return {**fastest, "peak": max(r["peak"] for r in runs)}
+    return {**fastest, "peak": max(r["peak"] for r in runs),
+            "cpus": sorted(r["cpu"] for r in runs), "peaks": sorted(r["peak"] for r in runs),
+            "floors": sorted(r["floor"] for r in runs)}
 
 
 def compare(before: str, after: str) -> str:
@@ -125,10 +129,16 @@ def mib(n: float) -> str:
 
 def report(label: str, r: dict[str, Any]) -> str:
     sizes = ", ".join(f"{name} {mib(size)}" for name, size in r["sizes"].items())
-    return (f"  {label:<8} {r['cpu']:7.2f} s CPU ({r['wall']:6.2f} s wall)"
+    line = (f"  {label:<8} {r['cpu']:7.2f} s CPU ({r['wall']:6.2f} s wall)"
             f"   peak RSS {mib(r['peak']):>9}"
             f"   (imports {mib(r['floor'])}, building +{mib(r['peak'] - r['floor'])})"
             f"   frames: {sizes}")
+    if len(r["cpus"]) == 1:
+        return line
+    return (line + f"\n  {'':<8} {len(r['cpus'])} runs: CPU {r['cpus'][0]:.2f}-"
+            f"{r['cpus'][-1]:.2f} s, peak RSS {r['peaks'][0] / 2**20:.1f}-"
+            f"{r['peaks'][-1] / 2**20:.1f} MiB, imports {r['floors'][0] / 2**20:.1f}-"
+            f"{r['floors'][-1] / 2**20:.1f} MiB")
 
 
 def main() -> None:
