@@ -3,18 +3,18 @@
 Public names: ``Table``, ``strings``, ``timestamps``.
 
 A long log gives millions of rows, so a table holds Python objects only for its newest rows
-(most of them still changing): once ``LAG + BATCH`` rows wait, the oldest ``BATCH`` become, column by column, arrays of their machine
-type (numbers, flags and masks in numpy blocks, strings in Arrow as UTF-8 bytes with offsets,
-``category`` columns as integer codes). The batches are in the order the rows were added, so
-``columns()`` only joins each column's batches: a ``str`` column is the Series of its Arrow
-arrays as they are (no copy), a numeric one its block (a view) or its blocks joined. A row
-batched while still open drops its Python values: its key then addresses its place in the
-arrays, which ``get`` and ``set`` read and write (a changed string is patched into the
-finished Series), so rows open to the end (transactions parked for good) cost a few bytes. A
-column's arrays are released once its Series exists. The Series are those a list of the final
-Python values gives for the column's dtype (``frames.SCHEMAS``); a ``category`` column's
-categories are its values, sorted, as ``str``. Nothing is allocated in Arrow's default pool
-(``strings``).
+(most of them still changing): once ``LAG + BATCH`` rows wait, the oldest ``BATCH`` become,
+column by column, arrays of their machine type (numbers, flags and masks in numpy blocks,
+strings in Arrow as UTF-8 bytes with offsets, ``category`` columns as integer codes). The
+batches are in the order the rows were added, so ``columns()`` only joins each column's
+batches: a ``str`` column is the Series of its Arrow arrays as they are (no copy), a numeric
+one its block (a view) or its blocks joined. A row batched while still open drops its Python
+values: its key then addresses its place in the arrays, which ``get`` and ``set`` read and
+write (a changed string is patched into the finished Series), so rows open to the end
+(transactions parked for good) cost a few bytes. A column's arrays are released once its
+Series exists. The Series are those a list of the final Python values gives for the column's
+dtype (``frames.SCHEMAS``); a ``category`` column's categories are its values, sorted, as
+``str``. Nothing is allocated in Arrow's default pool (``strings``).
 """
 
 from __future__ import annotations

@@ -55,6 +55,12 @@ PARK_CAUSES = ("approval_sla_exceeded", "issuer_failed", "unwind_failed")
 DELIVERY_OUTCOMES = ("delivered", "failed", "dropped", "pending")
 
 Row = dict[str, Any]
+#: The columns each part of ``run_metrics`` reads (grouping copies every column of a group).
+_LATENCY_COLUMNS = ("use_case", "mode", "lifecycle_status", "settlement_latency_s")
+_PARKING_COLUMNS = ("transaction_id", "source_issuer", "mode", "target_issuer", "mint_mode",
+                    "ever_parked", "park_issuer", "park_mode", "park_cause")
+_DELIVERY_COLUMNS = ("subscription", "subscription_id", "outcome", "attempts", "created_ms",
+                     "delivered_ms", "duplicates")
 
 
 def _missing(value: Any) -> bool:
@@ -219,11 +225,13 @@ def _frame(rows: list[Row]) -> pd.DataFrame:
 def run_metrics(frames: Frames) -> pd.DataFrame:
     """Every metric of one run, one row per (metric, group); columns ``METRIC_COLUMNS``."""
     rows: list[Row] = []
-    if "transactions" in frames:
-        rows += _latency_rows(frames.transactions)
-        rows += _parking_rows(frames.transactions)
+    if "transactions" in frames:  # (each with only the columns it reads: a group is a copy)
+        tx = frames.transactions
+        rows += _latency_rows(tx[list(_LATENCY_COLUMNS)])
+        rows += _parking_rows(tx[list(_PARKING_COLUMNS)])
     if "deliveries" in frames and "subscriptions" in frames:
-        rows += _delivery_rows(frames.deliveries, frames.subscriptions)
+        rows += _delivery_rows(frames.deliveries[list(_DELIVERY_COLUMNS)],
+                               frames.subscriptions)
     return _frame(rows)
 
 
