@@ -106,12 +106,14 @@ def _latency_rows(tx: pd.DataFrame) -> list[Row]:
 
 
 def _legs(tx: pd.DataFrame) -> pd.DataFrame:
-    """One row per (transaction, issuer it lists), with that leg's mode."""
-    burn = pd.DataFrame({"transaction_id": tx["transaction_id"], "issuer": tx["source_issuer"],
-                         "mode": tx["mode"]})
+    """One row per (transaction, issuer it lists), with that leg's mode. A transaction is
+    its ``row`` in ``tx``, not its id: a sweep's frames joined across runs of one seed list
+    the same ids once per run, and each is a transaction of its own."""
+    tx = tx.assign(row=np.arange(len(tx)))
+    burn = pd.DataFrame({"row": tx["row"], "issuer": tx["source_issuer"], "mode": tx["mode"]})
     mint = tx[tx["target_issuer"].notna()]
-    mint = pd.DataFrame({"transaction_id": mint["transaction_id"],
-                         "issuer": mint["target_issuer"], "mode": mint["mint_mode"]})
+    mint = pd.DataFrame({"row": mint["row"], "issuer": mint["target_issuer"],
+                         "mode": mint["mint_mode"]})
     return pd.concat([burn, mint], ignore_index=True)
 
 
@@ -121,7 +123,7 @@ def parking_rates(transactions: pd.DataFrame, by: str = "issuer",
     cause: columns ``by``, [``cause``], ``parked``, ``transactions``, ``parking_rate``."""
     assert by in ("issuer", "mode"), by
     legs = _legs(transactions)
-    denominators = legs.drop_duplicates(["transaction_id", by]).groupby(
+    denominators = legs.drop_duplicates(["row", by]).groupby(
         by, dropna=True, observed=True).size()
     parked = transactions[transactions["ever_parked"]]
     column = "park_issuer" if by == "issuer" else "park_mode"

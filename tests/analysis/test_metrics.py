@@ -135,3 +135,19 @@ def test_category_columns_give_the_metrics_their_str_values_give(tiny_run: Workl
         pd.testing.assert_frame_equal(latency_percentiles(tx, by=by).reset_index(drop=True),
                                       latency_percentiles(as_str, by=by).reset_index(drop=True),
                                       check_dtype=False, check_index_type=False)
+
+
+def test_parking_rates_count_each_row_of_runs_joined_with_the_same_ids(
+        tiny_run: WorkloadRun) -> None:
+    """A sweep's frames joined across runs of one seed list the same transaction ids once per
+    run: each row is a transaction of its own, so the rates of a frame joined with itself
+    are its own rates over twice the transactions (they used to double the parked count over
+    the same denominator)."""
+    tx = tiny_run.transactions
+    twice = pd.concat([tx, tx], ignore_index=True)
+    for by in ("issuer", "mode"):
+        for causes in (False, True):
+            once, doubled = parking_rates(tx, by, causes), parking_rates(twice, by, causes)
+            assert doubled["parking_rate"].tolist() == once["parking_rate"].tolist()
+            assert doubled["transactions"].tolist() == [2 * n for n in once["transactions"]]
+            assert doubled["parked"].tolist() == [2 * n for n in once["parked"]]
