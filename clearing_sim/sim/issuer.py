@@ -484,11 +484,12 @@ class IssuerGateway:
 
     def _send_webhook(self, snap: Snapshot) -> None:
         """The issuer's status webhook to the service: a signed prompt, nothing more."""
-        body = {"instructionId": snap.instruction_id, "status": _STATUS_TEXT[snap.status],
+        instruction_id = snap.instruction_id
+        body = {"instructionId": instruction_id, "status": _STATUS_TEXT[snap.status],
                 "onchain": {"txHash": snap.tx_hash, "ledgerSequence": snap.ledger_sequence},
                 "finalizedAt": None if snap.finalized_at_ms is None
                 else render_iso(self.world.epoch_ms, snap.finalized_at_ms)}
         raw = _webhook_json(body).encode()
         t = (self.world.epoch_ms + self.world.now_ms) // 1000
         header = signature_header(self.webhook_secret, t, raw)
-        self.world.issuer_inbox.receive(self.issuer_id, header, raw)
+        self.world.issuer_inbox.deliver(self.issuer_id, header, raw, instruction_id)
