@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from decimal import Decimal
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import simpy
 from attrs import define, field, frozen, validators
@@ -40,7 +40,7 @@ from clearing_sim.domain.profile import CustodyModel, FeedbackChannel, Settlemen
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.domain.timefmt import render_iso
 from clearing_sim.sim.ledger import ChainLedger, LedgerRefused, Receipt
-from clearing_sim.sim.timers import later, soon
+from clearing_sim.sim.timers import soon
 
 if TYPE_CHECKING:
     from clearing_sim.sim.world import World
@@ -49,6 +49,7 @@ __all__ = ["COMPENSATION_REASON", "IdempotencyConflict", "Instruction", "IssuerB
            "IssuerGateway", "RefundResult", "Snapshot"]
 
 Proc = Generator[simpy.Event, Any, Any]
+_A = TypeVar("_A")
 _S = InstructionStatus
 #: The refund reason of a compensating return: the burn completed, the mint was rejected,
 #: so the source issuer re-issues the burned amount to the member (docs/semantics.md).
@@ -221,7 +222,7 @@ class IssuerGateway:
         self._status(ins, _S.RECEIVED)
         ins.original = ins.snapshot()
         outcome = self._draw_outcome()
-        soon(self.world.env, lambda: self._progress(ins, outcome))
+        soon(self.world.env, partial(self._progress, ins, outcome))
         return ins.original
 
     def get(self, instruction_id: str) -> Proc:
@@ -243,15 +244,14 @@ class IssuerGateway:
         env = self.world.env
         answer = env.event()
         ins = self.instructions[instruction_id]  # a read in flight outlives a forget
-
-        def arrive() -> None:
-            self.world.log.append("issuer.request", issuerId=self.issuer_id,
-                                  route="GET /instructions/{id}",
-                                  instructionId=instruction_id)
-            answer.succeed(ins.snapshot())
-
-        later(env, self.behaviour.request_latency.sample(self._rng_latency), arrive)
+        arrival = env.timeout(self.behaviour.request_latency.sample(self._rng_latency))
+        arrival.callbacks.append(partial(self._answer_read, ins, answer))
         return answer
+
+    def _answer_read(self, ins: Instruction, answer: simpy.Event, _: simpy.Event) -> None:
+        self.world.log.append("issuer.request", issuerId=self.issuer_id,
+                              route="GET /instructions/{id}", instructionId=ins.id)
+        answer.succeed(ins.snapshot())
 
     def execute(self, instruction_id: str) -> Proc:
         ins = self.instructions[instruction_id]
@@ -341,12 +341,16 @@ class IssuerGateway:
             return Outcome.SILENCE
         return Outcome.COMPLETE
 
-    def _after(self, latency: Latency, step: Callable[[], None]) -> None:
-        """Run ``step`` after the sampled latency, then send the webhooks it owes."""
-        later(self.world.env, latency.sample(self._rng_latency), lambda: self._run_step(step))
+    def _after(self, latency: Latency, step: Callable[[Instruction, Outcome], None],
+               ins: Instruction, outcome: Outcome) -> None:
+        """Run ``step(ins, outcome)`` after the sampled latency, then send the webhooks it
+        owes."""
+        wake = self.world.env.timeout(latency.sample(self._rng_latency))
+        wake.callbacks.append(partial(self._run_step, step, ins, outcome))
 
-    def _run_step(self, step: Callable[[], None]) -> None:
-        step()
+    def _run_step(self, step: Callable[[Instruction, _A], None], ins: Instruction, arg: _A,
+                  _: simpy.Event) -> None:
+        step(ins, arg)
         self._send_webhooks()
 
     def _next_event(self, ins: Instruction, planned: InstructionStatus) -> InstructionStatus | None:
@@ -366,7 +370,7 @@ class IssuerGateway:
 
     def _progress(self, ins: Instruction, outcome: Outcome) -> None:
         """RECEIVED: acknowledge after the ack latency."""
-        self._after(self.behaviour.ack_latency, lambda: self._acknowledge(ins, outcome))
+        self._after(self.behaviour.ack_latency, self._acknowledge, ins, outcome)
 
     def _acknowledge(self, ins: Instruction, outcome: Outcome) -> None:
         """PENDING_APPROVAL (or silence from here on), then the decision after its latency."""
@@ -374,7 +378,7 @@ class IssuerGateway:
             self._log_silent(ins)
             return
         if self._advance(ins, _S.PENDING_APPROVAL):
-            self._after(self.behaviour.approval_latency, lambda: self._decide(ins, outcome))
+            self._after(self.behaviour.approval_latency, self._decide, ins, outcome)
 
     def _decide(self, ins: Instruction, outcome: Outcome) -> None:
         """APPROVED or REJECTED; a Mode 2 instruction then holds until ``execute``."""
@@ -389,7 +393,7 @@ class IssuerGateway:
         self._start_execution(ins, outcome)
 
     def _start_execution(self, ins: Instruction, outcome: Outcome) -> None:
-        self._after(self.behaviour.execution_latency, lambda: self._execute(ins, outcome))
+        self._after(self.behaviour.execution_latency, self._execute, ins, outcome)
 
     def _execute(self, ins: Instruction, outcome: Outcome) -> None:
         """EXECUTING (or FAILED), then the burn or mint on chain."""
@@ -410,8 +414,7 @@ class IssuerGateway:
         except LedgerRefused:
             self._landed(ins, None)
             return
-        self.ledger.until_final().callbacks.append(
-            lambda _: self._run_step(lambda: self._land(ins, apply)))
+        self.ledger.until_final().callbacks.append(partial(self._run_step, self._land, ins, apply))
 
     def _land(self, ins: Instruction, apply: Callable[[], Receipt]) -> None:
         try:
@@ -480,9 +483,10 @@ class IssuerGateway:
         due, self._webhooks_due = self._webhooks_due, []
         env, latency = self.world.env, self.behaviour.webhook_latency
         for snap in due:
-            later(env, latency.sample(self._rng_latency), partial(self._send_webhook, snap))
+            env.timeout(latency.sample(self._rng_latency)).callbacks.append(
+                partial(self._send_webhook, snap))
 
-    def _send_webhook(self, snap: Snapshot) -> None:
+    def _send_webhook(self, snap: Snapshot, _: simpy.Event) -> None:
         """The issuer's status webhook to the service: a signed prompt, nothing more."""
         instruction_id = snap.instruction_id
         body = {"instructionId": instruction_id, "status": _STATUS_TEXT[snap.status],
