@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from decimal import Decimal
 from functools import partial
+from json.encoder import encode_basestring_ascii as _json_string
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import simpy
@@ -33,7 +34,6 @@ from attrs import define, field, frozen, validators
 
 from clearing_sim.domain.ids import transaction_id_of_reference
 from clearing_sim.domain.instruction import FINAL, InstructionStatus, Outcome
-from clearing_sim.domain.jsontext import compact_encoder
 from clearing_sim.domain.latency import Fixed, Latency, LogNormal
 from clearing_sim.domain.money import Money
 from clearing_sim.domain.profile import CustodyModel, FeedbackChannel, SettlementMode
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from clearing_sim.sim.world import World
 
 __all__ = ["COMPENSATION_REASON", "IdempotencyConflict", "Instruction", "IssuerBehaviour",
-           "IssuerGateway", "RefundResult", "Snapshot"]
+           "IssuerGateway", "RefundResult", "Snapshot", "webhook_body"]
 
 Proc = Generator[simpy.Event, Any, Any]
 _A = TypeVar("_A")
@@ -60,8 +60,24 @@ _DECIDED = (_S.APPROVED, _S.EXECUTING)
 _RECEIVED, _WEBHOOK = _S.RECEIVED, FeedbackChannel.SIGNED_WEBHOOK
 _STATUS_TEXT: dict[InstructionStatus, str] = {status: status.value for status in _S}
 _probability = [validators.ge(0.0), validators.le(1.0)]
-#: A status webhook's body: compact JSON, sorted keys, ASCII (``json.dumps`` made once).
-_webhook_json = compact_encoder(sort_keys=True, ensure_ascii=True)
+#: A status webhook's body, its one shape with the keys in sorted order (``webhook_body``).
+_WEBHOOK_BODY = ('{"finalizedAt":%s,"instructionId":%s,'
+                 '"onchain":{"ledgerSequence":%s,"txHash":%s},"status":%s}')
+
+
+def webhook_body(instruction_id: str, status: str, tx_hash: str | None,
+                 ledger_sequence: int | None, finalized_at: str | None) -> bytes:
+    """A status webhook's body: the bytes ``json.dumps(body, sort_keys=True,
+    ensure_ascii=True, separators=(",", ":")).encode()`` gives for ``{"instructionId",
+    "status", "onchain": {"txHash", "ledgerSequence"}, "finalizedAt"}``, written into its
+    template (each string escaped by ``json``'s own escaper): a quarter of the encoder's
+    time, which sorts both dicts and joins its chunks for every webhook."""
+    return (_WEBHOOK_BODY % (
+        "null" if finalized_at is None else _json_string(finalized_at),
+        _json_string(instruction_id),
+        "null" if ledger_sequence is None else str(ledger_sequence),
+        "null" if tx_hash is None else _json_string(tx_hash),
+        _json_string(status))).encode()
 
 
 @frozen
@@ -488,12 +504,11 @@ class IssuerGateway:
 
     def _send_webhook(self, snap: Snapshot, _: simpy.Event) -> None:
         """The issuer's status webhook to the service: a signed prompt, nothing more."""
-        instruction_id = snap.instruction_id
-        body = {"instructionId": instruction_id, "status": _STATUS_TEXT[snap.status],
-                "onchain": {"txHash": snap.tx_hash, "ledgerSequence": snap.ledger_sequence},
-                "finalizedAt": None if snap.finalized_at_ms is None
-                else render_iso(self.world.epoch_ms, snap.finalized_at_ms)}
-        raw = _webhook_json(body).encode()
+        instruction_id, finalized_at = snap.instruction_id, snap.finalized_at_ms
+        raw = webhook_body(instruction_id, _STATUS_TEXT[snap.status], snap.tx_hash,
+                           snap.ledger_sequence,
+                           None if finalized_at is None
+                           else render_iso(self.world.epoch_ms, finalized_at))
         t = (self.world.epoch_ms + self.world.now_ms) // 1000
         header = signature_header(self.webhook_secret, t, raw)
         self.world.issuer_inbox.deliver(self.issuer_id, header, raw, instruction_id)
