@@ -417,3 +417,26 @@ def test_a_status_webhook_body_is_the_sorted_compact_json_of_its_fields(
     expected = json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     assert webhook_body(instruction_id, status, tx_hash, sequence, finalized_at) \
         == expected.encode()
+
+
+@pytest.mark.parametrize("forgery", ["bad_v1", "wrong_secret", "stale", "other_body", None])
+def test_the_simulated_issuers_own_delivery_is_verified_as_any_other(
+        forgery: str | None) -> None:
+    """``IssuerInbox.deliver``, the simulated issuer's path, takes the instruction id as sent
+    instead of parsing it back out of the body it has just encoded (issue 18), and checks
+    the signature over that body as ``receive`` does: a wrong one is dropped and logged
+    whatever id comes with it; a right one is a prompt."""
+    cast = example_world(0)
+    _, instruction_id = _waiting_mode_2(cast)
+    world = cast.world
+    raw = _forged_completed(instruction_id, world.iso())
+    now_s = (world.epoch_ms + world.now_ms) // 1000
+    header = signature_header(_gateway(cast, 2).webhook_secret, now_s, raw) \
+        if forgery is None else _header(cast, forgery, raw)
+    assert header is not None
+    delivered = world.issuer_inbox.deliver(cast.issuers[2].id, header, raw, instruction_id)
+    [record] = world.log.select("issuer.webhook", instructionId=instruction_id)
+    assert delivered is (forgery is None)
+    assert (record["verified"], record["outcome"]) == \
+        ((True, "prompt") if forgery is None else (False, "dropped"))
+    assert world.issuer_inbox.prompt(instruction_id).triggered is (forgery is None)
