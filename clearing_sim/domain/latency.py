@@ -38,13 +38,28 @@ def _not_below_low(instance: Uniform, attribute: object, value: int) -> None:
         raise ValueError(f"uniform latency: high {value} ms is below low {instance.low_ms} ms")
 
 
+def _width(instance: Uniform) -> int:
+    return instance.high_ms - instance.low_ms + 1
+
+
 @frozen
 class Uniform:
+    """``sample`` is ``rng.randint(low_ms, high_ms)``: the draw ``random.Random`` makes for
+    it (``randrange``'s ``_randbelow``: ``getrandbits`` of the width's bit length until
+    one falls below the width), written out with the width and its bit length taken once."""
+
     low_ms: int = field(validator=_non_negative)
     high_ms: int = field(validator=[_non_negative, _not_below_low])
+    _width: int = field(init=False, repr=False, eq=False,
+                        default=Factory(_width, takes_self=True))
 
     def sample(self, rng: random.Random) -> int:
-        return rng.randint(self.low_ms, self.high_ms)
+        width = self._width
+        bits = width.bit_length()
+        drawn = rng.getrandbits(bits)
+        while drawn >= width:
+            drawn = rng.getrandbits(bits)
+        return self.low_ms + drawn
 
 
 @frozen
@@ -57,6 +72,10 @@ class Exponential:
 
 def _log_median(instance: LogNormal) -> float:
     return math.log(instance.median_ms)
+
+
+def _cap(instance: LogNormal) -> float:
+    return math.inf if instance.max_ms is None else instance.max_ms
 
 
 @frozen
@@ -73,18 +92,21 @@ class LogNormal:
                                validator=validators.optional(validators.ge(0)))
     _mu: float = field(init=False, repr=False, eq=False,
                        default=Factory(_log_median, takes_self=True))
+    _cap: float = field(init=False, repr=False, eq=False,  # max_ms, or no cap: infinity
+                        default=Factory(_cap, takes_self=True))
 
     def sample(self, rng: random.Random) -> int:
         draw = rng.random
-        while True:  # random.Random.normalvariate
+        u1 = draw()  # random.Random.normalvariate: most draws take one try
+        u2 = 1.0 - draw()
+        z = _NV_MAGICCONST * (u1 - 0.5) / u2
+        while z * z / 4.0 > -_log(u2):
             u1 = draw()
             u2 = 1.0 - draw()
             z = _NV_MAGICCONST * (u1 - 0.5) / u2
-            if z * z / 4.0 <= -_log(u2):
-                break
         value = round(_exp(self._mu + z * self.sigma))
-        max_ms = self.max_ms
-        return value if max_ms is None or value <= max_ms else max_ms
+        cap = self._cap
+        return value if value <= cap else int(cap)
 
 
 Latency = Fixed | Uniform | Exponential | LogNormal

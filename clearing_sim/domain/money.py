@@ -55,11 +55,15 @@ _QUANTA = tuple(Decimal(1).scaleb(-places) for places in range(19))
 GBP = Asset("GBP")
 
 
-def _check_amount(instance: Money, attribute: Any, value: Decimal) -> None:
+def _check_sign(value: Decimal) -> None:
     if not isinstance(value, Decimal) or not value.is_finite():
         raise AmountError(f"amount must be a finite Decimal, got {value!r}")
     if value < 0:
         raise AmountError(f"amount must not be negative, got {value}")
+
+
+def _check_amount(instance: Money, attribute: Any, value: Decimal) -> None:
+    _check_sign(value)
     if value != value.quantize(instance.asset.quantum, ROUND_HALF_EVEN, _EXACT):
         raise AmountError(
             f"amount {value} has more than {instance.asset.precision} decimal places "
@@ -79,7 +83,9 @@ class Money:
         if isinstance(amount, (float, bool)):
             raise AmountError("money is never made from a float or a bool")
         value = Decimal(amount) if not isinstance(amount, Decimal) else amount
-        return cls(asset, value.quantize(asset.quantum, ROUND_HALF_EVEN, _EXACT))
+        value = value.quantize(asset.quantum, ROUND_HALF_EVEN, _EXACT)
+        _check_sign(value)  # on the asset's quantum now: the rest of the check holds
+        return _checked(asset, value)
 
     @classmethod
     def zero(cls, asset: Asset) -> Money:
@@ -116,4 +122,17 @@ def parse_amount(text: object, asset: Asset) -> Money:
         raise AmountError(
             f"amount {text} has more than {asset.precision} decimal places "
             f"allowed for {asset.code}")
-    return Money(asset, exact)
+    return _checked(asset, exact)
+
+
+_set = object.__setattr__
+
+
+def _checked(asset: Asset, amount: Decimal) -> Money:
+    """``Money(asset, amount)`` for an amount already checked as its validator checks it
+    (finite, not negative, on the asset's quantum): built without checking it again, as
+    the frozen class's own ``__init__`` sets its fields."""
+    money = object.__new__(Money)
+    _set(money, "asset", asset)
+    _set(money, "amount", amount)
+    return money

@@ -47,21 +47,32 @@ class IssuerInbox:
                 now_s: int | None = None) -> bool:
         """``now_s``: the receiver's clock for the 300-second window; the world's virtual
         clock unless the delivery came from a real gateway (then its wall arrival time)."""
-        gateway = self.world.issuers.get(issuer_id)
+        return self._accept(issuer_id, signature, raw, _instruction_id(raw), now_s)
+
+    def deliver(self, issuer_id: str, signature: str, raw: bytes, instruction_id: str) -> bool:
+        """The simulated issuer's own delivery, on the world's clock: ``raw`` is the body it
+        has just encoded around ``instruction_id``, so the id is taken as sent instead of
+        parsed back out of ``raw``; the signature over ``raw`` is verified as any other."""
+        return self._accept(issuer_id, signature, raw, instruction_id, None)
+
+    def _accept(self, issuer_id: str, signature: str | None, raw: bytes,
+                instruction_id: str | None, now_s: int | None) -> bool:
+        world = self.world
+        gateway = world.issuers.get(issuer_id)
         if now_s is None:
-            now_s = (self.world.epoch_ms + self.world.now_ms) // 1000
-        instruction_id = _instruction_id(raw)
+            now_s = (world.epoch_ms + world.now_ms) // 1000
         if gateway is None or instruction_id is None \
                 or not verify(gateway.webhook_secret, signature, raw, now_s):
-            self.world.log.append("issuer.webhook", issuerId=issuer_id,
-                                  instructionId=instruction_id, verified=False,
-                                  outcome="dropped")
+            world.log.append("issuer.webhook", issuerId=issuer_id,
+                             instructionId=instruction_id, verified=False, outcome="dropped")
             return False
-        self.world.log.append("issuer.webhook", issuerId=issuer_id,
-                              instructionId=instruction_id, verified=True, outcome="prompt")
-        if self.world.forget_terminal and instruction_id not in gateway.instructions:
+        world.log.append("issuer.webhook", issuerId=issuer_id,
+                         instructionId=instruction_id, verified=True, outcome="prompt")
+        if world.forget_terminal and instruction_id not in gateway.instructions:
             return True  # its transaction is over and forgotten: nobody waits on a prompt
-        event = self.prompt(instruction_id)
+        event = self._prompts.get(instruction_id)
+        if event is None:
+            event = self._prompts[instruction_id] = world.env.event()
         if not event.triggered:
             event.succeed()
         return True

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["ChainLedger", "LedgerRefused", "Receipt"]
 
 Op = Generator[simpy.Event, Any, "Receipt"]
+_ZERO = Decimal(0)
 
 
 class LedgerRefused(Exception):
@@ -109,9 +110,13 @@ class ChainLedger:
             ledgerSequence=receipt.ledger_sequence, asset=money.asset.code,
             amount=money.wire_amount(), **fields)
 
-    def _move(self, account: str, money: Money, sign: int) -> None:
+    def _credit(self, account: str, money: Money) -> None:
         held = self.balances.setdefault(account, {})
-        after = held.get(money.asset, Decimal(0)) + sign * money.amount
+        held[money.asset] = held.get(money.asset, _ZERO) + money.amount
+
+    def _debit(self, account: str, money: Money) -> None:
+        held = self.balances.setdefault(account, {})
+        after = held.get(money.asset, _ZERO) - money.amount
         if after < 0:
             raise LedgerRefused(f"{account} holds less than {money.wire_amount()}")
         held[money.asset] = after
@@ -123,8 +128,8 @@ class ChainLedger:
 
     def mint_now(self, account: str, money: Money, transaction_id: str | None = None) -> None:
         """Issue at once (world set-up: funding wallets before the run starts)."""
-        self.supply[money.asset] = self.supply.get(money.asset, Decimal(0)) + money.amount
-        self._move(account, money, +1)
+        self.supply[money.asset] = self.supply.get(money.asset, _ZERO) + money.amount
+        self._credit(account, money)
         self.world.log.append("ledger.fund", ledger=self.ledger.value, account=account,
                               asset=money.asset.code, amount=money.wire_amount())
 
@@ -132,7 +137,7 @@ class ChainLedger:
         yield self.until_final()
         receipt = self._receipt_now()
         try:
-            self._move(account, money, -1)
+            self._debit(account, money)
         except LedgerRefused:
             self._refuse("lock", transaction_id, account, money)
             raise
@@ -149,7 +154,7 @@ class ChainLedger:
         if receipt is None:
             receipt = self._receipt_now()
         lock = self.locks.pop(transaction_id)
-        self._move(lock.account, lock.money, +1)
+        self._credit(lock.account, lock.money)
         self._record("return", receipt, lock.money, transactionId=transaction_id,
                      account=lock.account)
         return receipt
@@ -158,7 +163,7 @@ class ChainLedger:
         yield self.until_final()
         receipt = self._receipt_now()
         lock = self.locks.pop(transaction_id)
-        self._move(to_account, lock.money, +1)
+        self._credit(to_account, lock.money)
         self._record("transfer", receipt, lock.money, transactionId=transaction_id,
                      account=lock.account, toAccount=to_account)
         return receipt
@@ -168,11 +173,11 @@ class ChainLedger:
         yield self.until_final()
         receipt = self._receipt_now()
         try:
-            self._move(from_account, money, -1)
+            self._debit(from_account, money)
         except LedgerRefused:
             self._refuse("transfer", transaction_id, from_account, money)
             raise
-        self._move(to_account, money, +1)
+        self._credit(to_account, money)
         self._record("transfer", receipt, money, transactionId=transaction_id,
                      account=from_account, toAccount=to_account)
         return receipt
@@ -196,7 +201,7 @@ class ChainLedger:
     def burn_final(self, transaction_id: str, account: str, money: Money) -> Receipt:
         receipt = self._receipt_now()
         try:
-            self._move(account, money, -1)
+            self._debit(account, money)
         except LedgerRefused:
             self._refuse("burn", transaction_id, account, money)
             raise
@@ -210,7 +215,7 @@ class ChainLedger:
 
     def mint_final(self, transaction_id: str, account: str, money: Money) -> Receipt:
         receipt = self._receipt_now()
-        self.supply[money.asset] = self.supply.get(money.asset, Decimal(0)) + money.amount
-        self._move(account, money, +1)
+        self.supply[money.asset] = self.supply.get(money.asset, _ZERO) + money.amount
+        self._credit(account, money)
         self._record("mint", receipt, money, transactionId=transaction_id, account=account)
         return receipt

@@ -27,6 +27,7 @@ __all__ = ["OPERATOR_FEE_ACCOUNT", "RtgsAdapter", "RtgsRefused"]
 
 OPERATOR_FEE_ACCOUNT = "operator:fees"
 CONNECTION_STATE = "connected"
+_ZERO = Decimal(0)
 
 
 class RtgsRefused(Exception):
@@ -64,7 +65,7 @@ class RtgsAdapter:
     def earmark(self, transaction_id: str, payer: str,
                 amount: Decimal) -> Generator[simpy.Event, Any, None]:
         yield self._wait()
-        if self.balances.get(payer, Decimal(0)) < amount:
+        if self.balances.get(payer, _ZERO) < amount:
             self.world.log.append("rtgs.refused", transactionId=transaction_id, account=payer,
                                   amountGbp=f"{amount:f}")
             raise RtgsRefused(f"{payer} cannot cover {amount}")
@@ -78,7 +79,7 @@ class RtgsAdapter:
         yield self._wait()
         mark = self.earmarks.pop(transaction_id)
         paid = mark.amount - fee
-        self.balances[creditor] = self.balances.get(creditor, Decimal(0)) + paid
+        self.balances[creditor] = self.balances.get(creditor, _ZERO) + paid
         self.balances[OPERATOR_FEE_ACCOUNT] += fee
         self.world.log.append("rtgs.settle", transactionId=transaction_id, account=mark.payer,
                               creditor=creditor, amountGbp=f"{paid:f}", feeGbp=f"{fee:f}",

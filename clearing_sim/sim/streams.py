@@ -55,7 +55,8 @@ class IdFactory:
     def uuid(self, kind: str) -> str:
         """A random-looking (version 4 layout) UUID from the ``ids:<kind>`` stream: the text
         ``str(uuid.UUID(int=bits, version=4))`` gives, without building the object."""
-        bits = self._stream(kind).getrandbits(128)
+        stream = self._kinds.get(kind) or self._stream(kind)  # the lookup inline: ids are hot
+        bits = stream.getrandbits(128)
         h = "%032x" % (bits & _UUID4_KEEP | _UUID4_SET)
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
@@ -67,7 +68,8 @@ class IdFactory:
         return self._stream(kind).randbytes(n_bytes).hex()
 
     def raw(self, kind: str, n_bytes: int) -> bytes:
-        return self._stream(kind).randbytes(n_bytes)
+        stream = self._kinds.get(kind) or self._stream(kind)
+        return stream.randbytes(n_bytes)
 
     def key(self, kind: str, n_bytes: int) -> bytes:
         """Key material: ``raw(kind, n_bytes)``, sealed with the key secret when there is one."""

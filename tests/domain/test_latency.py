@@ -89,6 +89,28 @@ def test_lognormal_draws_what_the_standard_librarys_lognormvariate_draws(
     assert samples(LogNormal(median, sigma, cap), seed, 20) == expected
 
 
+@settings(max_examples=60)
+@given(st.integers(0, 10**7), st.integers(0, 10**7), st.integers(0, 2**32))
+def test_uniform_draws_what_the_standard_librarys_randint_draws(
+        low: int, span: int, seed: int) -> None:
+    """The log keeps its bytes (issue 18): the sample is ``randint``'s draw, the stream left
+    where ``randint`` leaves it."""
+    rng = random.Random(seed)
+    expected = [rng.randint(low, low + span) for _ in range(20)]
+    after = rng.random()
+    rng = random.Random(seed)
+    assert [Uniform(low, low + span).sample(rng) for _ in range(20)] == expected
+    assert rng.random() == after
+
+
+def test_uniform_of_one_value_draws_as_randint_does() -> None:
+    drawn, reference = random.Random(7), random.Random(7)
+    assert [Uniform(5, 5).sample(drawn) for _ in range(10)] == [5] * 10
+    for _ in range(10):
+        reference.randint(5, 5)
+    assert drawn.random() == reference.random()
+
+
 def test_different_seeds_give_different_draws() -> None:
     assert samples(LogNormal(2_000, 0.5), 1) != samples(LogNormal(2_000, 0.5), 2)
 

@@ -166,6 +166,33 @@ def test_money_refuses_mixing_assets(left: Asset, right: Asset) -> None:
         Money(left, Decimal("1.00")) - Money(right, Decimal("1.00"))
 
 
+@settings(max_examples=80)
+@given(st.sampled_from([GBP, GBPS, MICRO]),
+       st.decimals(min_value=0, max_value=10**12, allow_nan=False, allow_infinity=False,
+                   places=8))
+def test_money_made_without_a_second_check_is_the_money_its_validator_admits(
+        asset: Asset, amount: Decimal) -> None:
+    """``Money.of`` and ``parse_amount`` build without running the validator again (issue
+    18); the value is the one ``Money(asset, amount)`` checks and builds: equal, the same
+    hash, repr and rendering, frozen."""
+    made = Money.of(amount, asset)
+    checked = Money(asset, amount.quantize(asset.quantum))
+    assert made == checked and hash(made) == hash(checked) and repr(made) == repr(checked)
+    assert made.amount.as_tuple() == checked.amount.as_tuple()
+    if made.amount > 0:
+        parsed = parse_amount(made.wire_amount(), asset)
+        assert parsed == checked and repr(parsed) == repr(checked)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        made.amount = Decimal(1)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("amount", [Decimal("-0.01"), Decimal("-5"), -1, Decimal("NaN")],
+                         ids=repr)
+def test_money_of_refuses_a_negative_or_not_finite_amount(amount: Decimal | int) -> None:
+    with pytest.raises(AmountError):
+        Money.of(amount, GBP)
+
+
 def test_money_refuses_a_negative_result() -> None:
     with pytest.raises(AmountError):
         Money(GBP, Decimal("1.00")) - Money(GBP, Decimal("2.00"))

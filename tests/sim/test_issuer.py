@@ -14,6 +14,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clearing_sim.domain.errors import NotAllowed
 from clearing_sim.domain.ids import instruction_idempotency_key
@@ -22,7 +24,7 @@ from clearing_sim.domain.money import Money
 from clearing_sim.domain.profile import FeedbackChannel, Ledger, SettlementMode
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.sim.examples import Cast, example_world, redeem, swap
-from clearing_sim.sim.issuer import IdempotencyConflict, IssuerGateway
+from clearing_sim.sim.issuer import IdempotencyConflict, IssuerGateway, webhook_body
 from tests.sim.simkit import call, instruction_ids, log_without, step_until
 
 REFERENCE = uuid.UUID(int=0x5EED).hex  # the issuer only needs a transaction reference
@@ -399,3 +401,42 @@ def test_mode_3_refund_endpoint_answers_refunded_with_hash_and_time(
     assert str(refund["refundedAt"]).endswith("Z")
     assert world.ledgers[Ledger.SOLANA].balance(member_wallet, cast.asset(3)).amount \
         == Decimal("10000.00")
+
+
+@settings(max_examples=200)
+@given(st.text(), st.text(), st.one_of(st.none(), st.text()),
+       st.one_of(st.none(), st.integers(0, 2**63)), st.one_of(st.none(), st.text()))
+def test_a_status_webhook_body_is_the_sorted_compact_json_of_its_fields(
+        instruction_id: str, status: str, tx_hash: str | None, sequence: int | None,
+        finalized_at: str | None) -> None:
+    """The simulated issuer writes its webhook body from a template (issue 18): the bytes are
+    ``json.dumps``'s, sorted keys, compact, ASCII, whatever the strings hold."""
+    body = {"instructionId": instruction_id, "status": status,
+            "onchain": {"txHash": tx_hash, "ledgerSequence": sequence},
+            "finalizedAt": finalized_at}
+    expected = json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    assert webhook_body(instruction_id, status, tx_hash, sequence, finalized_at) \
+        == expected.encode()
+
+
+@pytest.mark.parametrize("forgery", ["bad_v1", "wrong_secret", "stale", "other_body", None])
+def test_the_simulated_issuers_own_delivery_is_verified_as_any_other(
+        forgery: str | None) -> None:
+    """``IssuerInbox.deliver``, the simulated issuer's path, takes the instruction id as sent
+    instead of parsing it back out of the body it has just encoded (issue 18), and checks
+    the signature over that body as ``receive`` does: a wrong one is dropped and logged
+    whatever id comes with it; a right one is a prompt."""
+    cast = example_world(0)
+    _, instruction_id = _waiting_mode_2(cast)
+    world = cast.world
+    raw = _forged_completed(instruction_id, world.iso())
+    now_s = (world.epoch_ms + world.now_ms) // 1000
+    header = signature_header(_gateway(cast, 2).webhook_secret, now_s, raw) \
+        if forgery is None else _header(cast, forgery, raw)
+    assert header is not None
+    delivered = world.issuer_inbox.deliver(cast.issuers[2].id, header, raw, instruction_id)
+    [record] = world.log.select("issuer.webhook", instructionId=instruction_id)
+    assert delivered is (forgery is None)
+    assert (record["verified"], record["outcome"]) == \
+        ((True, "prompt") if forgery is None else (False, "dropped"))
+    assert world.issuer_inbox.prompt(instruction_id).triggered is (forgery is None)
