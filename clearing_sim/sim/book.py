@@ -4,7 +4,9 @@ Public names: ``TransactionBook``.
 
 ``update`` replaces fields (details, saga, fee status) and stamps ``updatedAt``; ``amend``
 keeps ``details`` true after a transaction stopped (a refund landing after a park); ``apply``
-moves the public state through the transition table and logs the public event it names.
+moves the public state through the transition table and logs the public event it names;
+``complete_step`` is either of them with the saga's current step completed (the commonest
+change: the records of the two steps it touches, without comparing the rest).
 Every saga step whose status changed is logged as ``saga.step``; every state change as
 ``transaction.state`` with the event type, the fact the webhook channel fans out.
 """
@@ -15,7 +17,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from clearing_sim.domain.lifecycle import EventType, LifecycleStatus, Trigger, transition_from
-from clearing_sim.domain.saga import Saga, Step, StepName, StepStatus
+from clearing_sim.domain.saga import Saga, StepName, StepStatus
 from clearing_sim.domain.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -61,7 +63,10 @@ class TransactionBook:
         """Record a new transaction in state ``received`` (trigger ``initiated``)."""
         assert tx.id not in self._by_id
         self._by_id[tx.id] = tx
-        self._log_steps(None, tx.saga, tx.id)
+        append = self._log.append
+        for index, step in enumerate(tx.saga.steps):  # a new saga: every step, in order
+            append("saga.step", transactionId=tx.id, index=index, name=_TEXT[step.name],
+                   status=_TEXT[step.status])
         self._log_state(tx, Trigger.INITIATED, EventType.RECEIVED)
         return tx
 
@@ -72,6 +77,30 @@ class TransactionBook:
         self._by_id[transaction_id] = new
         if "saga" in changes:
             self._log_steps(old.saga, new.saga, transaction_id)
+        return new
+
+    def complete_step(self, transaction_id: str, now_ms: int, trigger: Trigger | None = None,
+                      **changes: Any) -> Transaction:
+        """The saga's current step done and the next one current (``Saga.complete_current``)
+        with ``changes``: ``update``, or ``apply`` of ``trigger`` if given, with that saga.
+        The same records; only the two steps a completion rebuilds are compared."""
+        old = self._by_id[transaction_id]
+        index = old.saga.current_index
+        saga = old.saga.complete_current(now_ms)
+        if trigger is None:
+            assert not old.terminal, f"terminal transaction {transaction_id} changed: {changes}"
+            new = old.replace(updated_at_ms=now_ms, saga=saga, **changes)
+        else:
+            new, event = self._transit(old, trigger, now_ms, saga=saga, **changes)
+        self._by_id[transaction_id] = new
+        before, after = old.saga.steps, saga.steps
+        for touched in range(index, min(index + 2, len(after))):
+            step = after[touched]
+            if step != before[touched]:
+                self._log.append("saga.step", transactionId=transaction_id, index=touched,
+                                 name=_TEXT[step.name], status=_TEXT[step.status])
+        if trigger is not None:
+            self._log_state(new, trigger, event)
         return new
 
     def amend(self, transaction_id: str, now_ms: int, **changes: Any) -> Transaction:
@@ -88,16 +117,24 @@ class TransactionBook:
     def apply(self, transaction_id: str, trigger: Trigger, now_ms: int,
               **changes: Any) -> Transaction:
         old = self._by_id[transaction_id]
-        row = transition_from(old.lifecycle_status, old.parked, trigger)
-        assert row is not None, f"no transition {old.state} --{trigger}--> for {transaction_id}"
-        assert row.target.status is not None
-        new = old.replace(lifecycle_status=row.target.status, parked=row.target.parked,
-                          updated_at_ms=now_ms, **changes)
+        new, event = self._transit(old, trigger, now_ms, **changes)
         self._by_id[transaction_id] = new
         if "saga" in changes:
             self._log_steps(old.saga, new.saga, transaction_id)
-        self._log_state(new, trigger, row.event)
+        self._log_state(new, trigger, event)
         return new
+
+    @staticmethod
+    def _transit(old: Transaction, trigger: Trigger, now_ms: int,
+                 **changes: Any) -> tuple[Transaction, EventType]:
+        """``old`` moved by ``trigger`` through the transition table, with ``changes``; the
+        public event the transition names."""
+        row = transition_from(old.lifecycle_status, old.parked, trigger)
+        assert row is not None, f"no transition {old.state} --{trigger}--> for {old.id}"
+        assert row.target.status is not None
+        new = old.replace(lifecycle_status=row.target.status, parked=row.target.parked,
+                          updated_at_ms=now_ms, **changes)
+        return new, row.event
 
     def _log_state(self, tx: Transaction, trigger: Trigger, event: EventType) -> None:
         self._log.append("transaction.state", transactionId=tx.id,
@@ -106,19 +143,16 @@ class TransactionBook:
                          terminal=tx.terminal, event=_TEXT[event], trigger=_TEXT[trigger],
                          reason=tx.reason_code)
 
-    def _log_steps(self, old: Saga | None, new: Saga, transaction_id: str) -> None:
+    def _log_steps(self, old: Saga, new: Saga, transaction_id: str) -> None:
         """One ``saga.step`` per step of ``new`` that is not the same as in ``old``, in order.
 
         A saga that stays on its path never changes a step before its current one (those
         are done: ``domain/saga.py``), so the comparison starts at ``old``'s current step;
         a step a change does not rebuild is the same object, passed over without comparing
-        it. A new saga, or one that changed path (cancelled), is compared from its start."""
+        it. A saga that changed path (cancelled) is compared from its start."""
         steps = new.steps
-        old_steps: tuple[Step, ...] = ()
-        start = 0
-        if old is not None:
-            old_steps = old.steps
-            start = old.current_index if old.path is new.path else 0
+        old_steps = old.steps
+        start = old.current_index if old.path is new.path else 0
         known = len(old_steps)
         append = self._log.append
         for index in range(start, len(steps)):

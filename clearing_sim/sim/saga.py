@@ -185,9 +185,7 @@ class Saga:
         return self.world.transactions.apply(self.tx_id, trigger, self.world.now_ms, **changes)
 
     def _step_done(self, **changes: Any) -> None:
-        now_ms = self.world.now_ms
-        self.world.transactions.update(self.tx_id, now_ms,
-                                       saga=self.tx.saga.complete_current(now_ms), **changes)
+        self.world.transactions.complete_step(self.tx_id, self.world.now_ms, **changes)
 
     def _source_wallet(self) -> tuple[ChainLedger, str]:
         """The sender's ledger and wallet (fixed for the transaction: its first leg's captured
@@ -297,10 +295,9 @@ class Saga:
             is FiatLeg.ISSUER_SETTLES_RTGS else "operator"
         yield from self.world.rtgs.settle(tx.id, tx.creditor.participant_id,
                                           tx.quote.platform_fee_amount, settled_by)
-        now_ms = self.world.now_ms
-        self.world.transactions.apply(self.tx_id, Trigger.PROOF_COMPLETE, now_ms,
-                                      rtgs=RtgsState.SETTLED, fee_status=FeeStatus.COLLECTED,
-                                      saga=self.tx.saga.complete_current(now_ms))
+        self.world.transactions.complete_step(self.tx_id, self.world.now_ms,
+                                              Trigger.PROOF_COMPLETE, rtgs=RtgsState.SETTLED,
+                                              fee_status=FeeStatus.COLLECTED)
 
     # one leg ----------------------------------------------------------------------------
     def _leg(self, phase: Phase, terms: LegTerms, command_id: CommandId) -> Proc:
