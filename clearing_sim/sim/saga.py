@@ -438,40 +438,46 @@ class Saga:
         if remaining <= 0:
             return LegOutcome.SILENCE
         deadline = env.timeout(remaining)
-        while True:
-            # a poll due before the deadline is always processed first: the deadline need
-            # not watch this round (it would be one more call, for nothing, when it fires)
-            early = poll_ms is not None and poll_ms < remaining
-            waits: list[simpy.Event] = [] if early else [deadline]
-            if prompted:
-                waits.append(inbox.prompt(instruction_id))
-            if poll_ms is not None:
-                waits.append(env.timeout(min(poll_ms, remaining)))
-            yield first_of(env, waits)
-            if world.now_ms >= deadline_ms:
-                return LegOutcome.SILENCE  # the deadline wins a tie
-            inbox.consume(instruction_id)
-            reading = read(instruction_id)
-            yield first_of(env, [reading, deadline])
-            now_ms = world.now_ms
-            if not reading.triggered or now_ms >= deadline_ms:
-                return LegOutcome.SILENCE
-            snap = reading.value
-            assert isinstance(snap, Snapshot)
-            remaining = deadline_ms - now_ms
-            status = snap.status
-            if status in accept:
-                return self._answered(terms, sent, snap)
-            approved = approved or status in _APPROVED
-            if status is _REJECTED and approved:
-                world.log.append("saga.forbidden_transition", transactionId=self.tx_id,
-                                 instructionId=instruction_id, status="REJECTED",
-                                 after="APPROVED")
-                return LegOutcome.FAILED
-            if status is _REJECTED:
-                return LegOutcome.REJECTED
-            if status is _FAILED:
-                return LegOutcome.FAILED
+        try:
+            while True:
+                # a poll due before the deadline is always processed first: the deadline need
+                # not watch this round (it would be one more call, for nothing, when it fires)
+                early = poll_ms is not None and poll_ms < remaining
+                waits: list[simpy.Event] = [] if early else [deadline]
+                if prompted:
+                    waits.append(inbox.prompt(instruction_id))
+                if poll_ms is not None:
+                    waits.append(env.timeout(min(poll_ms, remaining)))
+                yield first_of(env, waits)
+                if world.now_ms >= deadline_ms:
+                    return LegOutcome.SILENCE  # the deadline wins a tie
+                inbox.consume(instruction_id)
+                reading = read(instruction_id)
+                yield first_of(env, [reading, deadline])
+                now_ms = world.now_ms
+                if not reading.triggered or now_ms >= deadline_ms:
+                    return LegOutcome.SILENCE
+                snap = reading.value
+                assert isinstance(snap, Snapshot)
+                remaining = deadline_ms - now_ms
+                status = snap.status
+                if status in accept:
+                    return self._answered(terms, sent, snap)
+                approved = approved or status in _APPROVED
+                if status is _REJECTED and approved:
+                    world.log.append("saga.forbidden_transition", transactionId=self.tx_id,
+                                     instructionId=instruction_id, status="REJECTED",
+                                     after="APPROVED")
+                    return LegOutcome.FAILED
+                if status is _REJECTED:
+                    return LegOutcome.REJECTED
+                if status is _FAILED:
+                    return LegOutcome.FAILED
+        finally:
+            # the waits this one made and left (one per wake) would each still be called
+            # when the deadline fires, for nothing: nobody waits on the deadline any more
+            if deadline.callbacks:
+                deadline.callbacks.clear()
 
     def _proof(self, terms: LegTerms, snap: Snapshot) -> LegOutcome:
         """COMPLETED counts only with its on-chain hash: that is the proof-backed event."""
