@@ -13,10 +13,16 @@ Every saga step whose status changed is logged as ``saga.step``; every state cha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from clearing_sim.domain.lifecycle import EventType, LifecycleStatus, Trigger, transition_from
+from clearing_sim.domain.lifecycle import (
+    TERMINAL_STATUSES,
+    EventType,
+    LifecycleStatus,
+    Trigger,
+    transition_from,
+)
 from clearing_sim.domain.saga import Saga, StepName, StepStatus
 from clearing_sim.domain.transaction import Transaction
 
@@ -36,6 +42,8 @@ class TransactionBook:
     def __init__(self, log: EventLog) -> None:
         self._log = log
         self._by_id: dict[str, Transaction] = {}
+        #: every transaction by id, read-only (the saga's read of its own, without a call)
+        self.by_id: Mapping[str, Transaction] = self._by_id
 
     def __getitem__(self, transaction_id: str) -> Transaction:
         return self._by_id[transaction_id]
@@ -140,8 +148,8 @@ class TransactionBook:
         self._log.append("transaction.state", transactionId=tx.id,
                          paymentReference=tx.payment_reference,
                          lifecycleStatus=_TEXT[tx.lifecycle_status], parked=tx.parked,
-                         terminal=tx.terminal, event=_TEXT[event], trigger=_TEXT[trigger],
-                         reason=tx.reason_code)
+                         terminal=tx.lifecycle_status in TERMINAL_STATUSES,  # tx.terminal
+                         event=_TEXT[event], trigger=_TEXT[trigger], reason=tx.reason_code)
 
     def _log_steps(self, old: Saga, new: Saga, transaction_id: str) -> None:
         """One ``saga.step`` per step of ``new`` that is not the same as in ``old``, in order.

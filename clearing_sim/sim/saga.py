@@ -122,10 +122,11 @@ class Saga:
         self.refunded = False  # Mode 3: the issuer refunded them to the member's wallet
         self.waiting_on: str | None = None  # the ledger or RTGS write in progress, if any
         self._source: tuple[ChainLedger, str] | None = None
+        self._book = world.transactions.by_id
 
     @property
     def tx(self) -> Transaction:
-        return self.world.transactions[self.tx_id]
+        return self._book[self.tx_id]
 
     def start(self) -> None:
         self.process = self.world.env.process(self._run())
