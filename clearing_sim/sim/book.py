@@ -101,12 +101,15 @@ class TransactionBook:
         else:
             new, event = self._transit(old, trigger, now_ms, saga=saga, **changes)
         self._by_id[transaction_id] = new
-        before, after = old.saga.steps, saga.steps
-        for touched in range(index, min(index + 2, len(after))):
-            step = after[touched]
-            if step != before[touched]:
-                self._log.append("saga.step", transactionId=transaction_id, index=touched,
-                                 name=_TEXT[step.name], status=_TEXT[step.status])
+        append = self._log.append
+        done = saga.steps[index]  # was current: always changed
+        append("saga.step", transactionId=transaction_id, index=index, name=_TEXT[done.name],
+               status=_TEXT[done.status])
+        following = saga.current_index
+        if following != index and saga.steps[following] != old.saga.steps[following]:
+            step = saga.steps[following]
+            append("saga.step", transactionId=transaction_id, index=following,
+                   name=_TEXT[step.name], status=_TEXT[step.status])
         if trigger is not None:
             self._log_state(new, trigger, event)
         return new

@@ -111,6 +111,7 @@ class World:
         self.participants = ParticipantRegistry()
         self.transactions = TransactionBook(self.log)
         self.sagas: dict[str, Saga] = {}
+        self._leg_terms: dict[tuple[str, str, int], LegTerms] = {}  # see ``_terms``
         self._behaviours: dict[str, IssuerBehaviour] = {}  # until the gateway exists
         self.issuers: dict[str, Gateway] = {}
         #: set by whoever steps the world off a caller's thread (the shim): real gateway
@@ -334,7 +335,14 @@ class World:
         return asset
 
     def _terms(self, leg: str, issuer: Participant) -> LegTerms:
-        return LegTerms(leg, issuer.id, issuer.profile.mode, issuer.profile_version)
+        """The leg's terms under the issuer's current profile: one frozen value per leg,
+        issuer and profile version, made at the first initiation that needs it."""
+        key = (leg, issuer.id, issuer.profile_version)
+        terms = self._leg_terms.get(key)
+        if terms is None:
+            terms = self._leg_terms[key] = LegTerms(leg, issuer.id, issuer.profile.mode,
+                                                    issuer.profile_version)
+        return terms
 
     def cancel(self, transaction_id: str) -> Transaction:
         """Cancel now (spec, the cancel row): the cancelled path, the asset back with the
