@@ -84,6 +84,23 @@ class Record:
 _new_record = object.__new__
 
 
+Listener = Callable[[Record], None]
+
+
+class _Calls(dict[str, tuple[Listener, ...]]):
+    """kind → the listeners a record of that kind calls, in the order they were added: made
+    at the first record of the kind after the listeners last changed (``clear`` then)."""
+
+    def __init__(self, listeners: list[tuple[str | None, Listener]]) -> None:
+        super().__init__()
+        self._listeners = listeners
+
+    def __missing__(self, kind: str) -> tuple[Listener, ...]:
+        calls = self[kind] = tuple(listener for wanted, listener in self._listeners
+                                   if wanted in (None, kind))
+        return calls
+
+
 class LogNotRetained(RuntimeError):
     """The log streams its records to a sink and keeps none in memory."""
 
@@ -99,7 +116,7 @@ class EventLog:
         #: (kind or None for every kind, listener), in the order they were added
         self._listeners: list[tuple[str | None, Callable[[Record], None]]] = []
         #: kind → the listeners a record of that kind calls, in order (made on first use)
-        self._calls: dict[str, tuple[Callable[[Record], None], ...]] = {}
+        self._calls = _Calls(self._listeners)
         self._count = 0
         self._sink = sink
         binary = isinstance(sink, io.RawIOBase | io.BufferedIOBase)  # a file opened "wb"
@@ -130,11 +147,7 @@ class EventLog:
                 self._bytes.write(line + b"\n")
             elif self._text is not None:
                 self._text.write(line.decode() + "\n")
-        calls = self._calls.get(kind)
-        if calls is None:
-            calls = self._calls[kind] = tuple(
-                listener for wanted, listener in self._listeners if wanted in (None, kind))
-        for listener in calls:
+        for listener in self._calls[kind]:
             listener(record)
         return record
 
