@@ -70,9 +70,9 @@ class Saga(NamedTuple):
     @classmethod
     def initiated(cls, now_ms: int) -> Saga:
         """As in the initiation response: Received and Validated done, Lock current."""
-        steps = (Step(_RECEIVED, _DONE, now_ms), Step(_VALIDATED, _DONE, now_ms),
+        steps = (_new(Step, (_RECEIVED, _DONE, now_ms)), _new(Step, (_VALIDATED, _DONE, now_ms)),
                  *_LOCK_ON_AT_INITIATION)
-        return cls(_FULL, steps, 2)
+        return _new(cls, (_FULL, steps, 2))
 
     @property
     def current(self) -> Step:
@@ -89,15 +89,15 @@ class Saga(NamedTuple):
 
     def complete_current(self, now_ms: int) -> Saga:
         """Mark the current step done; the next step, if any, becomes current."""
-        index = self.current_index
-        steps = list(self.steps)
+        index, steps = self.current_index, self.steps
         current = steps[index]
         assert current.status is _IS_CURRENT, current
-        steps[index] = Step(current.name, _DONE, now_ms)
-        if index + 1 < len(steps):
-            index += 1
-            steps[index] = _CURRENT[steps[index].name]
-        return Saga(self.path, tuple(steps), index)
+        done = _new(Step, (current.name, _DONE, now_ms))
+        following = index + 1
+        if following == len(steps):
+            return _new(Saga, (self.path, (*steps[:index], done), index))
+        steps = (*steps[:index], done, _CURRENT[steps[following].name], *steps[following + 1:])
+        return _new(Saga, (self.path, steps, following))
 
     def cancelled(self, now_ms: int) -> Saga:
         """Switch to the cancelled path: what was done stays done, the rest is cancelled, and
@@ -122,6 +122,10 @@ class Saga(NamedTuple):
 #: ``Enum.MEMBER`` goes through ``EnumType.__getattr__``'s slow path (~750 instructions).
 _RECEIVED, _VALIDATED, _FULL = StepName.RECEIVED, StepName.VALIDATED, SagaPath.FULL
 _DONE, _IS_CURRENT = StepStatus.DONE, StepStatus.CURRENT
+
+#: Builds a step or a saga from a tuple of its values: what their ``NamedTuple`` constructor
+#: does, without its Python frame (a saga and a step are made at every completed step).
+_new = tuple.__new__
 
 #: Each step as it stands while current: no time yet, so every saga shares these values.
 _CURRENT = {name: Step(name, StepStatus.CURRENT) for name in StepName}

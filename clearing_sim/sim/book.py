@@ -4,18 +4,26 @@ Public names: ``TransactionBook``.
 
 ``update`` replaces fields (details, saga, fee status) and stamps ``updatedAt``; ``amend``
 keeps ``details`` true after a transaction stopped (a refund landing after a park); ``apply``
-moves the public state through the transition table and logs the public event it names.
+moves the public state through the transition table and logs the public event it names;
+``complete_step`` is either of them with the saga's current step completed (the commonest
+change: the records of the two steps it touches, without comparing the rest).
 Every saga step whose status changed is logged as ``saga.step``; every state change as
 ``transaction.state`` with the event type, the fact the webhook channel fans out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from clearing_sim.domain.lifecycle import EventType, LifecycleStatus, Trigger, transition_from
-from clearing_sim.domain.saga import Saga, Step, StepName, StepStatus
+from clearing_sim.domain.lifecycle import (
+    TERMINAL_STATUSES,
+    EventType,
+    LifecycleStatus,
+    Trigger,
+    transition_from,
+)
+from clearing_sim.domain.saga import Saga, StepName, StepStatus
 from clearing_sim.domain.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -34,6 +42,8 @@ class TransactionBook:
     def __init__(self, log: EventLog) -> None:
         self._log = log
         self._by_id: dict[str, Transaction] = {}
+        #: every transaction by id, read-only (the saga's read of its own, without a call)
+        self.by_id: Mapping[str, Transaction] = self._by_id
 
     def __getitem__(self, transaction_id: str) -> Transaction:
         return self._by_id[transaction_id]
@@ -61,7 +71,10 @@ class TransactionBook:
         """Record a new transaction in state ``received`` (trigger ``initiated``)."""
         assert tx.id not in self._by_id
         self._by_id[tx.id] = tx
-        self._log_steps(None, tx.saga, tx.id)
+        append = self._log.append
+        for index, step in enumerate(tx.saga.steps):  # a new saga: every step, in order
+            append("saga.step", transactionId=tx.id, index=index, name=_TEXT[step.name],
+                   status=_TEXT[step.status])
         self._log_state(tx, Trigger.INITIATED, EventType.RECEIVED)
         return tx
 
@@ -72,6 +85,33 @@ class TransactionBook:
         self._by_id[transaction_id] = new
         if "saga" in changes:
             self._log_steps(old.saga, new.saga, transaction_id)
+        return new
+
+    def complete_step(self, transaction_id: str, now_ms: int, trigger: Trigger | None = None,
+                      **changes: Any) -> Transaction:
+        """The saga's current step done and the next one current (``Saga.complete_current``)
+        with ``changes``: ``update``, or ``apply`` of ``trigger`` if given, with that saga.
+        The same records; only the two steps a completion rebuilds are compared."""
+        old = self._by_id[transaction_id]
+        index = old.saga.current_index
+        saga = old.saga.complete_current(now_ms)
+        if trigger is None:
+            assert not old.terminal, f"terminal transaction {transaction_id} changed: {changes}"
+            new = old.replace(updated_at_ms=now_ms, saga=saga, **changes)
+        else:
+            new, event = self._transit(old, trigger, now_ms, saga=saga, **changes)
+        self._by_id[transaction_id] = new
+        append = self._log.append
+        done = saga.steps[index]  # was current: always changed
+        append("saga.step", transactionId=transaction_id, index=index, name=_TEXT[done.name],
+               status=_TEXT[done.status])
+        following = saga.current_index
+        if following != index and saga.steps[following] != old.saga.steps[following]:
+            step = saga.steps[following]
+            append("saga.step", transactionId=transaction_id, index=following,
+                   name=_TEXT[step.name], status=_TEXT[step.status])
+        if trigger is not None:
+            self._log_state(new, trigger, event)
         return new
 
     def amend(self, transaction_id: str, now_ms: int, **changes: Any) -> Transaction:
@@ -88,37 +128,42 @@ class TransactionBook:
     def apply(self, transaction_id: str, trigger: Trigger, now_ms: int,
               **changes: Any) -> Transaction:
         old = self._by_id[transaction_id]
-        row = transition_from(old.lifecycle_status, old.parked, trigger)
-        assert row is not None, f"no transition {old.state} --{trigger}--> for {transaction_id}"
-        assert row.target.status is not None
-        new = old.replace(lifecycle_status=row.target.status, parked=row.target.parked,
-                          updated_at_ms=now_ms, **changes)
+        new, event = self._transit(old, trigger, now_ms, **changes)
         self._by_id[transaction_id] = new
         if "saga" in changes:
             self._log_steps(old.saga, new.saga, transaction_id)
-        self._log_state(new, trigger, row.event)
+        self._log_state(new, trigger, event)
         return new
+
+    @staticmethod
+    def _transit(old: Transaction, trigger: Trigger, now_ms: int,
+                 **changes: Any) -> tuple[Transaction, EventType]:
+        """``old`` moved by ``trigger`` through the transition table, with ``changes``; the
+        public event the transition names."""
+        row = transition_from(old.lifecycle_status, old.parked, trigger)
+        assert row is not None, f"no transition {old.state} --{trigger}--> for {old.id}"
+        assert row.target.status is not None
+        new = old.replace(lifecycle_status=row.target.status, parked=row.target.parked,
+                          updated_at_ms=now_ms, **changes)
+        return new, row.event
 
     def _log_state(self, tx: Transaction, trigger: Trigger, event: EventType) -> None:
         self._log.append("transaction.state", transactionId=tx.id,
                          paymentReference=tx.payment_reference,
                          lifecycleStatus=_TEXT[tx.lifecycle_status], parked=tx.parked,
-                         terminal=tx.terminal, event=_TEXT[event], trigger=_TEXT[trigger],
-                         reason=tx.reason_code)
+                         terminal=tx.lifecycle_status in TERMINAL_STATUSES,  # tx.terminal
+                         event=_TEXT[event], trigger=_TEXT[trigger], reason=tx.reason_code)
 
-    def _log_steps(self, old: Saga | None, new: Saga, transaction_id: str) -> None:
+    def _log_steps(self, old: Saga, new: Saga, transaction_id: str) -> None:
         """One ``saga.step`` per step of ``new`` that is not the same as in ``old``, in order.
 
         A saga that stays on its path never changes a step before its current one (those
         are done: ``domain/saga.py``), so the comparison starts at ``old``'s current step;
         a step a change does not rebuild is the same object, passed over without comparing
-        it. A new saga, or one that changed path (cancelled), is compared from its start."""
+        it. A saga that changed path (cancelled) is compared from its start."""
         steps = new.steps
-        old_steps: tuple[Step, ...] = ()
-        start = 0
-        if old is not None:
-            old_steps = old.steps
-            start = old.current_index if old.path is new.path else 0
+        old_steps = old.steps
+        start = old.current_index if old.path is new.path else 0
         known = len(old_steps)
         append = self._log.append
         for index in range(start, len(steps)):

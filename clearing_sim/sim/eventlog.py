@@ -41,7 +41,9 @@ _encode = canonical_encoder()
 class Record:
     """One fact of the run. Immutable by convention: nothing changes a record once appended
     (a plain slotted class: an attrs frozen value costs a checked ``setattr`` per field, and
-    the log makes ~31 records per transaction)."""
+    the log makes ~31 records per transaction). The log fills a record's slots itself,
+    without the ``__init__`` frame; slots are read in a few instructions where a tuple's
+    named fields (``NamedTuple``) cost a descriptor call per read on Python 3.11."""
 
     __slots__ = ("at_ms", "fields", "kind", "seq")
 
@@ -78,6 +80,27 @@ class Record:
         return _encode({"at": self.at_ms, "seq": self.seq, "kind": self.kind, **self.fields})
 
 
+#: makes a record with its slots empty, for the log to fill
+_new_record = object.__new__
+
+
+Listener = Callable[[Record], None]
+
+
+class _Calls(dict[str, tuple[Listener, ...]]):
+    """kind → the listeners a record of that kind calls, in the order they were added: made
+    at the first record of the kind after the listeners last changed (``clear`` then)."""
+
+    def __init__(self, listeners: list[tuple[str | None, Listener]]) -> None:
+        super().__init__()
+        self._listeners = listeners
+
+    def __missing__(self, kind: str) -> tuple[Listener, ...]:
+        calls = self[kind] = tuple(listener for wanted, listener in self._listeners
+                                   if wanted in (None, kind))
+        return calls
+
+
 class LogNotRetained(RuntimeError):
     """The log streams its records to a sink and keeps none in memory."""
 
@@ -93,7 +116,7 @@ class EventLog:
         #: (kind or None for every kind, listener), in the order they were added
         self._listeners: list[tuple[str | None, Callable[[Record], None]]] = []
         #: kind → the listeners a record of that kind calls, in order (made on first use)
-        self._calls: dict[str, tuple[Callable[[Record], None], ...]] = {}
+        self._calls = _Calls(self._listeners)
         self._count = 0
         self._sink = sink
         binary = isinstance(sink, io.RawIOBase | io.BufferedIOBase)  # a file opened "wb"
@@ -103,8 +126,14 @@ class EventLog:
         self._hash = hashlib.sha256() if sink is not None else None
 
     def append(self, kind: str, /, **fields: JsonValue) -> Record:
-        assert "kind" not in fields and "at" not in fields and "seq" not in fields, fields
-        record = Record(self._clock(), self._count, kind, fields)
+        """Append a record of ``kind`` now. No field may be named ``at``, ``seq`` or
+        ``kind`` (the canonical line's own members): the kinds are the engine's own, and
+        the tests of every saga path check each record they write (``tests/sim/simkit``)."""
+        record = _new_record(Record)  # what Record(...) does, without its frame
+        record.at_ms = self._clock()
+        record.seq = self._count
+        record.kind = kind
+        record.fields = fields
         self._count += 1
         if self._retain:
             self._records.append(record)
@@ -118,11 +147,7 @@ class EventLog:
                 self._bytes.write(line + b"\n")
             elif self._text is not None:
                 self._text.write(line.decode() + "\n")
-        calls = self._calls.get(kind)
-        if calls is None:
-            calls = self._calls[kind] = tuple(
-                listener for wanted, listener in self._listeners if wanted in (None, kind))
-        for listener in calls:
+        for listener in self._calls[kind]:
             listener(record)
         return record
 

@@ -122,10 +122,11 @@ class Saga:
         self.refunded = False  # Mode 3: the issuer refunded them to the member's wallet
         self.waiting_on: str | None = None  # the ledger or RTGS write in progress, if any
         self._source: tuple[ChainLedger, str] | None = None
+        self._book = world.transactions.by_id
 
     @property
     def tx(self) -> Transaction:
-        return self.world.transactions[self.tx_id]
+        return self._book[self.tx_id]
 
     def start(self) -> None:
         self.process = self.world.env.process(self._run())
@@ -185,9 +186,7 @@ class Saga:
         return self.world.transactions.apply(self.tx_id, trigger, self.world.now_ms, **changes)
 
     def _step_done(self, **changes: Any) -> None:
-        now_ms = self.world.now_ms
-        self.world.transactions.update(self.tx_id, now_ms,
-                                       saga=self.tx.saga.complete_current(now_ms), **changes)
+        self.world.transactions.complete_step(self.tx_id, self.world.now_ms, **changes)
 
     def _source_wallet(self) -> tuple[ChainLedger, str]:
         """The sender's ledger and wallet (fixed for the transaction: its first leg's captured
@@ -297,10 +296,9 @@ class Saga:
             is FiatLeg.ISSUER_SETTLES_RTGS else "operator"
         yield from self.world.rtgs.settle(tx.id, tx.creditor.participant_id,
                                           tx.quote.platform_fee_amount, settled_by)
-        now_ms = self.world.now_ms
-        self.world.transactions.apply(self.tx_id, Trigger.PROOF_COMPLETE, now_ms,
-                                      rtgs=RtgsState.SETTLED, fee_status=FeeStatus.COLLECTED,
-                                      saga=self.tx.saga.complete_current(now_ms))
+        self.world.transactions.complete_step(self.tx_id, self.world.now_ms,
+                                              Trigger.PROOF_COMPLETE, rtgs=RtgsState.SETTLED,
+                                              fee_status=FeeStatus.COLLECTED)
 
     # one leg ----------------------------------------------------------------------------
     def _leg(self, phase: Phase, terms: LegTerms, command_id: CommandId) -> Proc:
@@ -441,40 +439,46 @@ class Saga:
         if remaining <= 0:
             return LegOutcome.SILENCE
         deadline = env.timeout(remaining)
-        while True:
-            # a poll due before the deadline is always processed first: the deadline need
-            # not watch this round (it would be one more call, for nothing, when it fires)
-            early = poll_ms is not None and poll_ms < remaining
-            waits: list[simpy.Event] = [] if early else [deadline]
-            if prompted:
-                waits.append(inbox.prompt(instruction_id))
-            if poll_ms is not None:
-                waits.append(env.timeout(min(poll_ms, remaining)))
-            yield first_of(env, waits)
-            if world.now_ms >= deadline_ms:
-                return LegOutcome.SILENCE  # the deadline wins a tie
-            inbox.consume(instruction_id)
-            reading = read(instruction_id)
-            yield first_of(env, [reading, deadline])
-            now_ms = world.now_ms
-            if not reading.triggered or now_ms >= deadline_ms:
-                return LegOutcome.SILENCE
-            snap = reading.value
-            assert isinstance(snap, Snapshot)
-            remaining = deadline_ms - now_ms
-            status = snap.status
-            if status in accept:
-                return self._answered(terms, sent, snap)
-            approved = approved or status in _APPROVED
-            if status is _REJECTED and approved:
-                world.log.append("saga.forbidden_transition", transactionId=self.tx_id,
-                                 instructionId=instruction_id, status="REJECTED",
-                                 after="APPROVED")
-                return LegOutcome.FAILED
-            if status is _REJECTED:
-                return LegOutcome.REJECTED
-            if status is _FAILED:
-                return LegOutcome.FAILED
+        try:
+            while True:
+                # a poll due before the deadline is always processed first: the deadline need
+                # not watch this round (it would be one more call, for nothing, when it fires)
+                early = poll_ms is not None and poll_ms < remaining
+                waits: list[simpy.Event] = [] if early else [deadline]
+                if prompted:
+                    waits.append(inbox.prompt(instruction_id))
+                if poll_ms is not None:
+                    waits.append(env.timeout(min(poll_ms, remaining)))
+                yield first_of(env, waits)
+                if world.now_ms >= deadline_ms:
+                    return LegOutcome.SILENCE  # the deadline wins a tie
+                inbox.consume(instruction_id)
+                reading = read(instruction_id)
+                yield first_of(env, [reading, deadline])
+                now_ms = world.now_ms
+                if not reading.triggered or now_ms >= deadline_ms:
+                    return LegOutcome.SILENCE
+                snap = reading.value
+                assert isinstance(snap, Snapshot)
+                remaining = deadline_ms - now_ms
+                status = snap.status
+                if status in accept:
+                    return self._answered(terms, sent, snap)
+                approved = approved or status in _APPROVED
+                if status is _REJECTED and approved:
+                    world.log.append("saga.forbidden_transition", transactionId=self.tx_id,
+                                     instructionId=instruction_id, status="REJECTED",
+                                     after="APPROVED")
+                    return LegOutcome.FAILED
+                if status is _REJECTED:
+                    return LegOutcome.REJECTED
+                if status is _FAILED:
+                    return LegOutcome.FAILED
+        finally:
+            # the waits this one made and left (one per wake) would each still be called
+            # when the deadline fires, for nothing: nobody waits on the deadline any more
+            if deadline.callbacks:
+                deadline.callbacks.clear()
 
     def _proof(self, terms: LegTerms, snap: Snapshot) -> LegOutcome:
         """COMPLETED counts only with its on-chain hash: that is the proof-backed event."""

@@ -18,44 +18,65 @@ instants and in the order a process would have run it, so the log stays byte for
 from __future__ import annotations
 
 from collections.abc import Callable
+from heapq import heappush
+from operator import methodcaller
 
 import simpy
-from simpy.events import PENDING, URGENT
+from simpy.events import NORMAL, PENDING, URGENT
 
 __all__ = ["first_of", "later", "soon"]
 
+#: The one callback of a timer: ``timer.fn()`` (its ``fn`` is a plain function stored on it,
+#: so this calls it with no argument), in C: no closure made per timer, no frame per call.
+_CALL_FN = methodcaller("fn")
+
 
 class _Soon(simpy.Event):
-    """An event that has succeeded and is scheduled urgently now (what ``Initialize`` is)."""
+    """An event that has succeeded and is scheduled urgently now (what ``Initialize`` is):
+    pushed with the key ``env.schedule(self, URGENT)`` gives it, without that call."""
 
     def __init__(self, env: simpy.Environment, fn: Callable[[], object]) -> None:
-        def fire(_: simpy.Event) -> None:
-            fn()
-
         self.env = env
-        self.callbacks = [fire]
+        self.callbacks = [_CALL_FN]
+        self.fn = fn
         self._value = None
         self._ok = True
-        env.schedule(self, URGENT)
+        heappush(env._queue, (env._now, URGENT, next(env._eid), self))
 
 
 def soon(env: simpy.Environment, fn: Callable[[], object]) -> None:
     _Soon(env, fn)
 
 
+class _Later(simpy.Timeout):
+    """A timeout whose one callback calls ``fn()``: the key ``env.timeout(delay)`` gives it
+    (``sim/kernel.Timeout``), no lambda around ``fn``."""
+
+    def __init__(self, env: simpy.Environment, delay: float, fn: Callable[[], object]) -> None:
+        if delay < 0:
+            raise ValueError(f"Negative delay {delay}")
+        self.env = env
+        self.callbacks = [_CALL_FN]
+        self.fn = fn
+        self._value = None
+        self._delay = delay
+        self._ok = True
+        heappush(env._queue,
+                 (env._now + delay, NORMAL, next(env._eid), self))
+
+
 def later(env: simpy.Environment, delay: float, fn: Callable[[], None]) -> simpy.Timeout:
-    timeout = env.timeout(delay)
-    timeout.callbacks.append(lambda _: fn())
-    return timeout
+    return _Later(env, delay, fn)
 
 
 class _FirstOf(simpy.Event):
     """Succeeds with the first of ``events`` to be processed (fails if that one failed).
 
     Unlike a condition it does not take itself off the other events once decided: each
-    still calls it once, for nothing (a waiter's deadline collects one such call per wake).
+    still calls it once, for nothing (a waiter drops its deadline's calls when it ends).
     It reads the events' state as ``Event`` itself does (``callbacks`` None once processed,
-    ``_ok``), without a property call per event."""
+    ``_ok``), without a property call per event, and schedules itself as ``env.schedule``
+    would, without that call."""
 
     def __init__(self, env: simpy.Environment, events: list[simpy.Event]) -> None:
         self.env = env  # what ``Event.__init__`` sets, without its call (one per wait)
@@ -74,7 +95,9 @@ class _FirstOf(simpy.Event):
         if event._ok:  # what ``succeed`` does, its check made just above
             self._ok = True
             self._value = event
-            self.env.schedule(self)
+            env = self.env
+            heappush(env._queue,
+                     (env._now, NORMAL, next(env._eid), self))
         else:
             event.defused = True
             error = event._value
@@ -82,5 +105,5 @@ class _FirstOf(simpy.Event):
             self.fail(error)
 
 
-def first_of(env: simpy.Environment, events: list[simpy.Event]) -> simpy.Event:
-    return _FirstOf(env, events)
+#: ``first_of(env, events)``: the event that succeeds with the first of ``events`` processed
+first_of = _FirstOf

@@ -16,7 +16,8 @@ from __future__ import annotations
 from decimal import Decimal
 from enum import StrEnum
 from functools import partial
-from typing import IO
+from operator import attrgetter
+from typing import IO, TYPE_CHECKING
 
 from attrs import field, frozen
 
@@ -110,6 +111,7 @@ class World:
         self.participants = ParticipantRegistry()
         self.transactions = TransactionBook(self.log)
         self.sagas: dict[str, Saga] = {}
+        self._leg_terms: dict[tuple[str, str, int], LegTerms] = {}  # see ``_terms``
         self._behaviours: dict[str, IssuerBehaviour] = {}  # until the gateway exists
         self.issuers: dict[str, Gateway] = {}
         #: set by whoever steps the world off a caller's thread (the shim): real gateway
@@ -127,9 +129,13 @@ class World:
                         environment=self.config.environment.value)
 
     # time ---------------------------------------------------------------------------------
-    @property
-    def now_ms(self) -> int:
-        return self.env._now  # type: ignore[return-value]  # whole ms (sim/kernel.py)
+    if TYPE_CHECKING:
+        @property
+        def now_ms(self) -> int:
+            """The virtual time, in whole ms (``sim/kernel.py``)."""
+    else:
+        #: read in C (``attrgetter``): no Python frame for the world's commonest read
+        now_ms = property(attrgetter("env._now"), doc="The virtual time, in whole ms.")
 
     def iso(self, at_ms: int | None = None) -> str:
         return render_iso(self.epoch_ms, self.now_ms if at_ms is None else at_ms)
@@ -329,7 +335,14 @@ class World:
         return asset
 
     def _terms(self, leg: str, issuer: Participant) -> LegTerms:
-        return LegTerms(leg, issuer.id, issuer.profile.mode, issuer.profile_version)
+        """The leg's terms under the issuer's current profile: one frozen value per leg,
+        issuer and profile version, made at the first initiation that needs it."""
+        key = (leg, issuer.id, issuer.profile_version)
+        terms = self._leg_terms.get(key)
+        if terms is None:
+            terms = self._leg_terms[key] = LegTerms(leg, issuer.id, issuer.profile.mode,
+                                                    issuer.profile_version)
+        return terms
 
     def cancel(self, transaction_id: str) -> Transaction:
         """Cancel now (spec, the cancel row): the cancelled path, the asset back with the

@@ -95,3 +95,32 @@ def test_a_move_the_table_does_not_have_stops_the_run() -> None:
     book, _, tx = _opened()
     with pytest.raises(AssertionError, match="no transition"):
         book.apply(tx.id, Trigger.PROOF_COMPLETE, 5)
+
+
+def _records(log: EventLog) -> list[tuple[int, str, dict[str, object]]]:
+    return [(r.at_ms, r.kind, dict(r.fields)) for r in log]
+
+
+def test_complete_step_logs_what_update_and_apply_with_the_completed_saga_log() -> None:
+    """``complete_step`` is ``update`` (or ``apply`` of a trigger) with
+    ``saga.complete_current``: the same transactions and the same records, step by step to
+    the last one (Settled: no next step), through the proof-complete transition."""
+    by_step, by_step_log, tx = _opened()
+    by_hand, by_hand_log, _ = _opened()
+    for book in (by_step, by_hand):
+        book.apply(tx.id, Trigger.VALIDATED, 5)
+    for at_ms, changes in ((7, {"chain": ChainState.LOCKED}), (8, {"rtgs": RtgsState.EARMARKED}),
+                           (9, {"chain": ChainState.BURNED})):
+        new = by_step.complete_step(tx.id, at_ms, **changes)
+        assert new == by_hand.update(tx.id, at_ms, **changes,
+                                     saga=by_hand[tx.id].saga.complete_current(at_ms))
+    settled = {"rtgs": RtgsState.SETTLED, "fee_status": FeeStatus.COLLECTED}
+    new = by_step.complete_step(tx.id, 11, Trigger.PROOF_COMPLETE, **settled)
+    assert new == by_hand.apply(tx.id, Trigger.PROOF_COMPLETE, 11, **settled,
+                                saga=by_hand[tx.id].saga.complete_current(11))
+    assert new.terminal and new.saga.current.status == "done"
+    assert _records(by_step_log) == _records(by_hand_log)
+    assert _steps(by_step_log)[6:] == [(2, "Lock", "done"), (3, "Earmarked", "current"),
+                                       (3, "Earmarked", "done"), (4, "Burning", "current"),
+                                       (4, "Burning", "done"), (5, "Settled", "current"),
+                                       (5, "Settled", "done")]

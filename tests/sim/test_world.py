@@ -223,3 +223,18 @@ def test_feedback_channel_change_does_not_reach_an_in_flight_transaction(cast: C
     assert world.log.select("issuer.instruction", transactionId=tx.id, status="COMPLETED")
     done = world.transactions[tx.id]
     assert (done.lifecycle_status.value, done.reason_code) == ("settled", None)
+
+
+def test_leg_terms_are_made_once_per_profile_version_and_follow_each_save(cast: Cast) -> None:
+    """Versioning rule 3: a transaction captures its issuer's profile version at initiation.
+    The terms are one value per leg, issuer and version (made once, shared), so a save
+    reaches the next initiation and never one already made."""
+    world, member, issuer = cast.world, cast.member.id, cast.issuers[3]
+    first = world.initiate(member, redeem(cast.asset(3), reference="T1"))
+    second = world.initiate(member, redeem(cast.asset(3), reference="T2"))
+    assert first.legs[0] is second.legs[0]
+    world.save_profile(issuer.id, issuer_profile(2, ledger="solana"))
+    third = world.initiate(member, redeem(cast.asset(3), reference="T3"))
+    assert (third.legs[0].mode, third.legs[0].profile_version) == (SettlementMode.MODE_2, 2)
+    assert (first.legs[0].mode, first.legs[0].profile_version) == (SettlementMode.MODE_3, 1)
+    assert world.transactions[second.id].legs[0].mode is SettlementMode.MODE_3
