@@ -1,15 +1,19 @@
 """Benchmark: N redeem sagas (mixed modes, Poisson arrivals) against bare SimPy, in one run.
 
 Run:  python benchmarks/bench_sagas.py [--transactions N] [--seed S] [--repeat R] [--digest]
-                                       [--mix] [--baseline CHECKOUT]
+                                       [--mix] [--baseline CHECKOUT] [--clock wall|cpu]
 
 ``--mix`` first reports the headline figure (issue: the engine, three times faster): the
 model's transactions per wall-second against a *toy saga* of the same shape of work in SimPy
 (``run_toy``: per transaction 8 timeouts, 2 issuer round trips and 10 log records, no model
 code), in the same process, with the ratio (target: at least 0.25x) and the run's digest.
 ``--baseline CHECKOUT`` (another checkout of the project, e.g. ``git worktree add /tmp/base
-main``) also loads that checkout's engine into this process and runs it alternately with this
-one, R times each, best of each: before and after in the same run, with both digests.
+main``) also loads that checkout's engine into this process and runs it beside this one for R
+rounds: each round runs both (which goes first alternates) and the toy, each after a garbage
+collection, and takes the round's ratios; it prints the median round (with the quartiles),
+the best run of each and both digests. Runs back to back see the same contention, so the
+median of paired ratios holds on a busy machine where best-of-R figures swing; ``--clock
+cpu`` times by the process's CPU time instead of the wall clock, steadier still.
 
 It reports transactions per wall-second and SimPy events per wall-second for the model, and
 events per wall-second for a bare SimPy loop that processes the same number of events
@@ -25,8 +29,10 @@ check that a change to the engine left the model's behaviour as it was.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import random
+import statistics
 import sys
 import time
 from collections.abc import Generator
@@ -36,6 +42,10 @@ import simpy
 
 from clearing_sim.sim.examples import example_world
 from clearing_sim.sim.workload import poisson_redeems
+
+#: The clock the runs are timed with: wall (``perf_counter``) unless ``--clock cpu`` (the
+#: process's CPU time, steadier on a machine other work shares).
+clock = time.perf_counter
 
 
 def _scheduled(env: simpy.Environment) -> int:
@@ -70,9 +80,9 @@ def run_model(n: int, seed: int, engine: tuple[Any, Any] | None = None,
     cast = make_world(seed)
     world = cast.world
     world.env.process(redeems(cast, n, mean_gap_ms=2_000))
-    start = time.perf_counter()
+    start = clock()
     world.run_all()
-    wall = time.perf_counter() - start
+    wall = clock() - start
     settled = sum(1 for tx in world.transactions if tx.lifecycle_status.value == "settled")
     assert settled == n, f"only {settled} of {n} settled"
     return wall, _scheduled(world.env), len(world.log), world.log.digest()
@@ -124,9 +134,9 @@ def run_toy(transactions: int, seed: int) -> float:
             env.process(saga(tx))
 
     env.process(arrivals())
-    start = time.perf_counter()
+    start = clock()
     env.run()
-    wall = time.perf_counter() - start
+    wall = clock() - start
     assert len(log) == 10 * transactions
     return wall
 
@@ -139,9 +149,9 @@ def run_bare(events: int) -> float:
             yield env.timeout(1)
 
     env.process(loop())
-    start = time.perf_counter()
+    start = clock()
     env.run()
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def run_bare_mix(transactions: int) -> tuple[float, int]:
@@ -178,9 +188,9 @@ def run_bare_mix(transactions: int) -> tuple[float, int]:
             env.process(transaction())
 
     env.process(arrivals())
-    start = time.perf_counter()
+    start = clock()
     env.run()
-    return time.perf_counter() - start, _scheduled(env)
+    return clock() - start, _scheduled(env)
 
 
 def event_mix(n: int, seed: int) -> dict[str, int]:
@@ -202,21 +212,41 @@ def event_mix(n: int, seed: int) -> dict[str, int]:
 
 
 def compare(checkout: str, n: int, seed: int, repeat: int) -> None:
-    """Before (``checkout``) and after (this engine) in one process, alternately, with the
-    toy saga between them: best of ``repeat`` each."""
+    """Before (``checkout``) and after (this engine) in one process, ``repeat`` rounds: each
+    round runs both (in turn first: before-after, then after-before) and the toy saga, each
+    after a collection, and takes the round's ratios (the runs of one round, back to back,
+    see the same contention on a shared machine). Prints the median round's ratios with
+    their quartiles, and the best run of each."""
     engines = {"before": load_engine(checkout), "after": None}
     best: dict[str, tuple[float, int, int, str]] = {}
     toy = float("inf")
-    for _ in range(repeat):
-        for label, engine in engines.items():
-            run = run_model(n, seed, engine)
+    speedups, after_toy, before_toy = [], [], []
+    for i in range(repeat):
+        times: dict[str, float] = {}
+        for label in (("before", "after") if i % 2 == 0 else ("after", "before")):
+            gc.collect()
+            run = run_model(n, seed, engines[label])
+            times[label] = run[0]
             best[label] = min(best.get(label, run), run)
-        toy = min(toy, run_toy(n, seed))
-    print(f"toy saga: {n / toy:,.0f} tx/s")
+        gc.collect()
+        toy_round = run_toy(n, seed)
+        toy = min(toy, toy_round)
+        speedups.append(times["before"] / times["after"])
+        after_toy.append(toy_round / times["after"])
+        before_toy.append(toy_round / times["before"])
+    print(f"toy saga: best {n / toy:,.0f} tx/s")
     for label, (wall, events, records, digest) in best.items():
-        print(f"model {label}: {n / wall:,.0f} tx/s, model / toy {toy / wall:.3f}x, "
-              f"{events} SimPy events, {records} records, digest {digest}")
-    print(f"after / before: {best['before'][0] / best['after'][0]:.2f}x")
+        print(f"model {label}: best {n / wall:,.0f} tx/s, {events} SimPy events, "
+              f"{records} records, digest {digest}")
+
+    def spread(ratios: list[float]) -> str:
+        if len(ratios) < 2:
+            return f"{ratios[0]:.3f}x"
+        low, _, high = statistics.quantiles(ratios, n=4)
+        return f"{statistics.median(ratios):.3f}x (quartiles {low:.3f}-{high:.3f})"
+
+    print(f"median of {repeat} rounds: after / before {spread(speedups)}; model / toy "
+          f"before {spread(before_toy)}, after {spread(after_toy)}")
 
 
 def main() -> None:
@@ -229,7 +259,12 @@ def main() -> None:
                         help="print the model's SimPy events by class, per transaction")
     parser.add_argument("--baseline", metavar="CHECKOUT",
                         help="also run the engine of this checkout, alternately with this one")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time runs by the wall clock or by the process's CPU time "
+                             "(steadier when other work shares the machine)")
     args = parser.parse_args()
+    global clock
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.baseline:
         compare(args.baseline, args.transactions, args.seed, args.repeat)
     runs = [run_model(args.transactions, args.seed) for _ in range(args.repeat)]

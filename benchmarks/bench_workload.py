@@ -34,10 +34,13 @@ import tempfile
 import time
 from pathlib import Path
 
-#: This checkout's engine, whatever the environment has installed (an editable install of
-#: another checkout would otherwise answer ``import clearing_sim``, and a run from a baseline
-#: checkout would measure the wrong engine); each child runs this file again, so the same.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+#: Run as a script: this checkout's engine, whatever the environment has installed (an
+#: editable install of another checkout would otherwise answer ``import clearing_sim``, and a
+#: run from a baseline checkout would measure the wrong engine); each child runs this file
+#: again, so the same. Imported (``instructions.py --what stream --checkout DIR``), the
+#: importer's path decides: inserting this checkout then measured it in place of DIR's.
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attrs import evolve
 
