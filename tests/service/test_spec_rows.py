@@ -1,0 +1,91 @@
+"""Spec rows about cancel the p21c audit pinned through the API (docs/spec-coverage.md).
+
+Rows: Transactions, Cancel ("Check ``actions.cancel.allowed`` first"; "After settlement any
+cancellation is rejected with 409"); Errors, 409 "cancellation no longer allowed"; States and
+transitions, the cancel row ("open transaction ... ``actions.cancel.allowed`` is true").
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from clearing_sim.domain.instruction import Outcome
+from tests.service.conftest import Service, make_service
+from tests.sim.simkit import step_until
+
+TX = "/api/v1/transactions"
+
+
+def _initiate(svc: Service, mode: int) -> str:
+    response = svc.call("POST", TX, svc.member.key, svc.redeem_body(mode))
+    assert response.status == 201, response.body
+    return str(response.json()["data"]["id"])
+
+
+def _cancel_action(svc: Service, tx_id: str) -> dict[str, object]:
+    data = svc.call("GET", f"{TX}/{tx_id}", svc.member.key).json()["data"]
+    action: dict[str, object] = data["actions"]["cancel"]
+    return action
+
+
+def test_cancel_of_every_terminal_state_is_409_with_the_reason_get_showed() -> None:
+    """Errors 409: "cancellation no longer allowed (e.g. already settled)". Settled,
+    cancelled, failed and parked transactions all answer 409, with the code that
+    ``actions.cancel.reason`` named before the call (docs/semantics.md, the cancel row)."""
+    svc = make_service()
+    world = svc.world
+    settled, cancelled, rejected, parked = (_initiate(svc, m) for m in (1, 2, 2, 3))
+    svc.call("POST", f"{TX}/{cancelled}/cancel", svc.member.key)
+    world.arm(rejected, Outcome.REJECTED)
+    world.arm(parked, Outcome.FAILED)
+    world.run_all()
+    expected = {settled: "already_settled", cancelled: "already_cancelled",
+                rejected: "transaction_failed", parked: "transaction_failed"}
+    for tx_id, code in expected.items():
+        assert _cancel_action(svc, tx_id) == {"allowed": False, "reason": code}
+        response = svc.call("POST", f"{TX}/{tx_id}/cancel", svc.member.key)
+        assert response.status == 409
+        assert response.json()["errors"][0]["code"] == code
+        assert world.transactions[tx_id].terminal
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), mode=st.sampled_from([1, 2, 3]),
+       outcome=st.sampled_from([None, Outcome.REJECTED, Outcome.FAILED, Outcome.SILENCE]),
+       wait_ms=st.integers(0, 1_200_000))
+def test_cancel_succeeds_exactly_when_get_says_allowed_else_409_with_its_reason(
+        seed: int, mode: int, outcome: Outcome | None, wait_ms: int) -> None:
+    """Transactions, Cancel: "Check actions.cancel.allowed first". At any instant, on any
+    path, a cancel is 200 (cancelled, terminal) when the transaction's own
+    ``actions.cancel.allowed`` said true, and 409 with ``actions.cancel.reason`` as its code
+    when it said false — the two never disagree."""
+    svc = make_service(seed)
+    tx_id = _initiate(svc, mode)
+    if outcome is not None and mode != 1:
+        svc.world.arm(tx_id, outcome)
+    svc.world.advance(wait_ms)
+    action = _cancel_action(svc, tx_id)
+    response = svc.call("POST", f"{TX}/{tx_id}/cancel", svc.member.key)
+    if action["allowed"]:
+        assert response.status == 200
+        data = response.json()["data"]
+        assert (data["lifecycleStatus"], data["terminal"]) == ("cancelled", True)
+    else:
+        assert response.status == 409
+        assert response.json()["errors"][0]["code"] == action["reason"]
+
+
+def test_parked_transaction_is_refused_cancel_until_an_operator_fix_then_allowed_again() -> None:
+    """States: a parked transaction is final "unless acted on outside the API" (rule 2);
+    after the operator fix it is in-flight again, so cancel follows the open-state rule."""
+    svc = make_service()
+    tx_id = _initiate(svc, 2)
+    svc.world.arm(tx_id, Outcome.FAILED)
+    step_until(svc.world, "transaction.state", transactionId=tx_id,
+               event="transaction.parked")
+    assert _cancel_action(svc, tx_id) == {"allowed": False, "reason": "transaction_failed"}
+    svc.world.resolve(tx_id)
+    action = _cancel_action(svc, tx_id)
+    assert action == {"allowed": False, "reason": "settlement_in_progress"}  # Burning resumes
+    assert svc.call("POST", f"{TX}/{tx_id}/cancel", svc.member.key).status == 409
