@@ -89,3 +89,21 @@ def test_parked_transaction_is_refused_cancel_until_an_operator_fix_then_allowed
     action = _cancel_action(svc, tx_id)
     assert action == {"allowed": False, "reason": "settlement_in_progress"}  # Burning resumes
     assert svc.call("POST", f"{TX}/{tx_id}/cancel", svc.member.key).status == 409
+
+
+def test_amounts_above_zero_with_at_most_18_integer_digits_are_accepted_19_are_400() -> None:
+    """Limits: "amount bounds: not shown" (docs/semantics.md, Transactions: greater than
+    zero, at most 18 integer digits and the asset's places). The bound is checked at the
+    door; the member's balance is the saga's to judge (a lock refused ends failed)."""
+    svc = make_service()
+    largest = "9" * 18 + ".99"
+    response = svc.call("POST", TX, svc.member.key, svc.redeem_body(amount=largest))
+    assert response.status == 201, response.body
+    svc.world.run_all()
+    tx = svc.world.transactions[response.json()["data"]["id"]]
+    assert (tx.lifecycle_status.value, tx.parked, tx.reason_code) == (
+        "failed", False, "insufficient_funds")
+    for amount in ("1" + "0" * 18, "0.00", "0"):
+        refused = svc.call("POST", TX, svc.member.key, svc.redeem_body(amount=amount))
+        assert refused.status == 400
+        assert refused.json()["errors"][0]["code"] == "invalid_amount", amount
