@@ -338,18 +338,19 @@ def test_another_method_on_the_issuer_webhook_route_is_405_with_allow_post(
 
 # virtual time and wall time: a real gateway call does not block the shim ------------------
 class _Held:
-    """The reference gateway, holding each instruction POST until the test lets it go (a
+    """The reference gateway, holding each call to a path ending ``suffix`` (the
+    instruction POSTs by default) until the test lets it go (a
     slow issuer: its calls take real time while the shim must stay responsive). ``arrived``
     is set when a call comes in; a call held ``HOLD_MAX_S`` without ``release`` goes through
     and sets ``expired``: what a read queued behind the call would have waited for."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, app: Any, suffix: str = "-instructions") -> None:
+        self.app, self.suffix = app, suffix
         self.arrived, self.release = threading.Event(), threading.Event()
         self.expired = False
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].endswith("-instructions"):
+        if scope["type"] == "http" and scope["path"].endswith(self.suffix):
             self.arrived.set()
             if not await asyncio.to_thread(self.release.wait, HOLD_MAX_S):
                 self.expired = True
@@ -408,6 +409,67 @@ def test_a_slow_gateway_call_pauses_the_advance_and_leaves_the_shim_answering() 
     assert clock["advancingTo"] == "2026-01-01T00:01:00.000Z"
     assert clock["nowMs"] < 60_000 and not during["terminal"]
     assert after["lifecycleStatus"] == "settled", after
+
+
+def test_a_slow_provider_state_call_leaves_the_shim_answering() -> None:
+    """Arming a transaction on a real gateway (``POST /api/v1/conformance/run``, spec
+    "Conformance (sandbox only)") answers at once; its provider-state set-up call is made
+    by the next advance, at the arm's virtual instant and before the transaction's
+    instruction POST, off the event loop like every gateway call: a read during it is
+    answered while it is held (before, the route made it inside the engine step, holding
+    the whole shim for as long as the gateway took)."""
+    issuer = ReferenceIssuer(GatewaySettings(mode="MODE_3", step_ms=5))
+    held = _Held(reference_app(issuer), "/provider-states")
+    gateway = ServerThread(held).start()
+    shim_server = ServerThread(create_app(ServeOptions(operator_token=TOKEN, seed=3))).start()
+    try:
+        with httpx.Client(base_url=shim_server.base_url, timeout=30) as shim:
+            quid = _add(shim, issuer_body("Sol Quid", "GBPQ", "solana"))
+            member = _add(shim, {"kind": "clearing_member", "name": "Northbank",
+                                 "wallets": {"GBPQ": "100.00"}})
+            put = shim.put(f"/sim/v1/operator/issuers/{quid.id}/gateway", headers=OP, json={
+                "apiBaseUrl": gateway.base_url, "patienceMs": 100,
+                "providerStatesUrl": gateway.base_url + "/_pact/provider-states"})
+            assert put.status_code == 200, put.text
+            assert quid.asset is not None
+            auth = {"Authorization": f"Bearer {member.key}"}
+            tx_id = shim.post("/api/v1/transactions", headers=auth,
+                              json=redeem_body(quid.asset, "10.00", "INV-ARM")).json()[
+                "data"]["id"]
+            armed = shim.post("/api/v1/conformance/run",
+                              headers={"Authorization": f"Bearer {member.admin}"},
+                              json={"scenario": "failed", "transactionId": tx_id})
+            arrived_before_advance = held.arrived.is_set()
+
+            def advance() -> None:
+                with httpx.Client(base_url=shim_server.base_url, timeout=60) as other:
+                    other.post("/sim/v1/clock/advance", headers=OP,
+                               json={"seconds": 3600}).raise_for_status()
+
+            runner = threading.Thread(target=advance)
+            runner.start()
+            assert held.arrived.wait(30)  # the advance is at the set-up call
+            clock = shim.get("/sim/v1/clock", headers=OP).json()["data"]
+            still_advancing = runner.is_alive()
+            held.release.set()
+            runner.join(30)
+            after = shim.get(f"/api/v1/transactions/{tx_id}", headers=auth).json()["data"]
+            log = shim.get("/sim/v1/log?limit=1000", headers=OP).json()["data"]
+    finally:
+        held.release.set()
+        shim_server.stop()
+        gateway.stop()
+    assert armed.status_code == 200 and armed.json()["data"]["armed"], armed.text
+    assert not arrived_before_advance
+    assert not held.expired, "a GET waited behind the provider-state call"
+    assert still_advancing and clock["nowMs"] == 0  # paused at the arm's instant
+    assert clock["advancingTo"] == "2026-01-01T01:00:00.000Z"
+    calls = [r["fields"]["url"] for r in log if r["kind"] == "issuer.http"]
+    assert calls[0].endswith("/_pact/provider-states") and calls[1].endswith(
+        "/burn-instructions"), calls
+    [arming] = [r for r in log if r["kind"] == "issuer.armed"]
+    assert arming["fields"]["via"] == "provider-state"
+    assert (after["lifecycleStatus"], after["parked"]) == ("failed", True), after
 
 
 REALTIME_WORLD = """\
