@@ -30,14 +30,11 @@ from clearing_sim.analysis.model import (
     Workload,
 )
 from clearing_sim.analysis.schema import workload_problems
-from clearing_sim.domain.errors import InvalidRequest
-from clearing_sim.domain.profile import IssuerProfile, parse_profile
 from clearing_sim.scenario.errors import ScenarioInvalid, ScenarioNotFound, ScenarioUnreadable
 from clearing_sim.scenario.loader import read_bounded
-from clearing_sim.scenario.read_world import read_behaviour_changes, read_network
+from clearing_sim.scenario.read_world import read_issuer_terms, read_network
 from clearing_sim.scenario.reading import Reader, Symbols
 from clearing_sim.scenario.source import Document, FieldPath, parse_yaml
-from clearing_sim.sim.issuer import IssuerBehaviour
 from clearing_sim.sim.world import WorldConfig
 
 __all__ = ["load_workload", "parse_workload", "read_text", "read_workload"]
@@ -117,33 +114,10 @@ def _decimal(r: Reader, raw: dict[str, Any], path: FieldPath, key: str,
 
 
 # issuers -----------------------------------------------------------------------------------
-def _profile(r: Reader, raw: Any, path: FieldPath) -> IssuerProfile | None:
-    try:
-        return parse_profile(raw)
-    except InvalidRequest as error:
-        for problem in error.problems:
-            where = (*path, problem.param) if problem.param else path
-            r.report(where, f"invalid profile ({problem.code}): {problem.message}")
-        return None
-
-
 def _issuer(r: Reader, key: str, raw: dict[str, Any], path: FieldPath) -> IssuerLoad:
-    profile_raw = r.get(raw, path, "profile")
-    profile = _profile(r, profile_raw, (*path, "profile")) if profile_raw is not None else None
-    assets = tuple(r.get(raw, path, "assets", ()))
-    if assets and "profile" not in raw:
-        r.report((*path, "assets"), "an issuer issues assets on the ledger of its profile; "
-                 "expected a profile beside assets")
-    behaviour = IssuerBehaviour()
-    behaviour_raw = r.get(raw, path, "behaviour")
-    if behaviour_raw is not None:
-        changes = read_behaviour_changes(r, behaviour_raw, (*path, "behaviour"))
-        try:
-            behaviour = evolve(behaviour, **dict(changes))
-        except ValueError as error:
-            r.report((*path, "behaviour", "outcomes"), "expected outcome probabilities that "
-                     f"add up to 1 at most: {error}")
-    return IssuerLoad(key, r.get(raw, path, "name", key), profile, behaviour, assets,
+    terms = read_issuer_terms(r, raw, path)
+    return IssuerLoad(key, r.get(raw, path, "name", key), terms.profile, terms.behaviour,
+                      terms.assets,
                       _decimal(r, raw, path, "rtgs", "0.00") or Decimal("0.00"),
                       r.get(raw, path, "currency", "GBP"))
 

@@ -6,13 +6,15 @@ How virtual time meets wall time (docs/conformance.md): a call is made at the vi
 the saga makes it and the world does not move while it waits for the answer, so an advance
 waits for real answers. In the shim (``World.external`` set) the call is handed out and made
 off the event loop while the advance pauses at that instant (``clearing_sim.http.clock``);
-in the kit and ``clearing-sim run`` it is made inside the step. Two calls are always made
-inside the step: the provider-state set-up call of ``arm`` and the last replay of a
-never-answered POST when the instruction expires. A read that finds an unchanged, non-final
-status waits up to ``patience_ms`` of wall time for it to move (the gateway is given real
-time to work); once an instruction has been quiet that long, later reads answer at once, so
-polling runs on virtual time and a silence beyond ``approvalSlaSeconds`` takes milliseconds
-of wall time.
+in the kit and ``clearing-sim run`` it is made inside the step. That holds for every call:
+the provider-state set-up call of ``arm`` is handed out when the operator arms (the service
+route cannot wait), ahead of any call the engine makes after it, and logged as
+``issuer.armed`` when its answer is fed in; the last replay of a never-answered POST when an
+instruction expires is made by ``expire``, a process like the other routes. A read that
+finds an unchanged, non-final status waits up to ``patience_ms`` of wall time for it to
+move (the gateway is given real time to work); once an instruction has been quiet that
+long, later reads answer at once, so polling runs on virtual time and a silence beyond
+``approvalSlaSeconds`` takes milliseconds of wall time.
 
 Answers are untrusted (``answers``): a timeout, a 5xx, a malformed answer or an answer
 larger than the bound is logged (``issuer.http``, with request and response) and counts as
@@ -131,19 +133,27 @@ class HttpGateway:
         return self.config.base + path
 
     def _call(self, method: str, url: str, body: dict[str, Any] | None = None,
-              tag: str | None = None, *, delay_s: float = 0.0,
-              inline: bool = False) -> Generator[simpy.Event, Any, Call]:
+              tag: str | None = None, *,
+              delay_s: float = 0.0) -> Generator[simpy.Event, Any, Call]:
         """One HTTP call: handed out to ``World.external`` when it is set (the shim runs it
         off its event loop while the world waits at this virtual instant), else made here,
-        inside the step (``inline`` forces that: callers that cannot wait)."""
-        external = self.world.external
-        if external is None or inline:
+        inside the step."""
+        handed = self._hand_out(method, url, body, tag, delay_s)
+        if handed is None:
             if delay_s > 0:
                 time.sleep(delay_s)
             return self.transport.request(method, url, body, tag)
+        return self.transport.record((yield handed))
+
+    def _hand_out(self, method: str, url: str, body: dict[str, Any] | None, tag: str | None,
+                  delay_s: float = 0.0) -> simpy.Event | None:
+        """The call handed to ``World.external`` (its event succeeds with the ``Call``);
+        None when there is no one to hand it to."""
+        external = self.world.external
+        if external is None:
+            return None
         transport = self.transport
-        call = yield external.submit(lambda: transport.send(method, url, body, tag, delay_s))
-        return self.transport.record(call)
+        return external.submit(lambda: transport.send(method, url, body, tag, delay_s))
 
     def _observe(self, ins: Instruction, status: InstructionStatus) -> None:
         if status is ins.status and ins.original is not None:
@@ -173,15 +183,33 @@ class HttpGateway:
 
     def arm(self, transaction_id: str, outcome: Outcome) -> None:
         """Through the provider-state set-up URL when there is one (Pact's set-up call);
-        otherwise the transaction's amount was a trigger value, or nothing arms it."""
-        via = "trigger" if self.trigger_amount(outcome) is not None else "none"
-        if self.config.provider_states_url is not None:
-            call = self.transport.request("POST", self.config.provider_states_url, {
-                "consumer": "clearing-sim", "action": "setup", "state": STATE_NAMES[outcome],
-                "params": {"reference": instruction_reference(TransactionId(transaction_id))}},
-                tag=transaction_id)
+        otherwise the transaction's amount was a trigger value, or nothing arms it. The
+        set-up call is handed out at once when ``World.external`` is set (made before any
+        call the engine makes after it; ``issuer.armed`` is logged when its answer is fed
+        in), else made here."""
+        url = self.config.provider_states_url
+        if url is None:
+            self._armed(transaction_id, outcome, None)
+            return
+        body = {"consumer": "clearing-sim", "action": "setup", "state": STATE_NAMES[outcome],
+                "params": {"reference": instruction_reference(TransactionId(transaction_id))}}
+        handed = self._hand_out("POST", url, body, transaction_id)
+        if handed is None:
+            self._armed(transaction_id, outcome,
+                        self.transport.request("POST", url, body, transaction_id))
+            return
+
+        def answered(event: simpy.Event) -> None:
+            self._armed(transaction_id, outcome, self.transport.record(cast(Call, event.value)))
+
+        handed.callbacks.append(answered)
+
+    def _armed(self, transaction_id: str, outcome: Outcome, call: Call | None) -> None:
+        if call is not None:
             via = "provider-state" if call.status is not None and call.status < 300 \
                 else "provider-state-refused"
+        else:
+            via = "trigger" if self.trigger_amount(outcome) is not None else "none"
         self.world.log.append("issuer.armed", issuerId=self.issuer_id,
                               transactionId=transaction_id, outcome=outcome.value, via=via)
 
@@ -240,17 +268,16 @@ class HttpGateway:
                 and ins.id not in self._execute_sent:
             self._violation(ins, f"{status.value} before execute (Mode 2)")
 
-    def _resolve(self, instruction_id: str, *,
-                 inline: bool = False) -> Generator[simpy.Event, Any, Instruction]:
+    def _resolve(self, instruction_id: str) -> Generator[simpy.Event, Any, Instruction]:
         """The instruction behind an id; a placeholder is retried as a replay first."""
         real = self._real_id.get(instruction_id, instruction_id)
         ins = self.instructions.get(real) or self.instructions[instruction_id]
         if ins.id.startswith(UNANSWERED):
             call = yield from self._call("POST", self._url(f"/{ins.kind}-instructions"),
-                                         ins.body, tag=ins.transaction_id, inline=inline)
+                                         ins.body, tag=ins.transaction_id)
             self._adopt(ins, call)
             if not ins.id.startswith(UNANSWERED) and instruction_id in self._execute_sent:
-                yield from self._send_execute(ins, inline=inline)
+                yield from self._send_execute(ins)
         return ins
 
     def get(self, instruction_id: str) -> Proc:
@@ -305,17 +332,16 @@ class HttpGateway:
             yield from self._send_execute(ins)
         return Snapshot(instruction_id, ins.status)
 
-    def _send_execute(self, ins: Instruction, *,
-                      inline: bool = False) -> Generator[simpy.Event, Any, None]:
+    def _send_execute(self, ins: Instruction) -> Generator[simpy.Event, Any, None]:
         self._execute_sent.add(ins.id)
         yield from self._call("POST", self._url(f"/instructions/{ins.id}/execute"), {},
-                              tag=ins.transaction_id, inline=inline)
+                              tag=ins.transaction_id)
 
-    def expire(self, instruction_id: str) -> bool:
+    def expire(self, instruction_id: str) -> Proc:
         """No route closes an instruction at a real issuer: it is closed on our side unless
-        it was last seen moving on chain (EXECUTING), when its outcome must be awaited.
-        It cannot wait: a last replay of a never-answered POST is made inside the step."""
-        ins = _inline(self._resolve(instruction_id, inline=True))
+        it was last seen moving on chain (EXECUTING), when its outcome must be awaited. A
+        never-answered POST is replayed once more first (handed out like any call)."""
+        ins = yield from self._resolve(instruction_id)
         if ins.status in FINAL or ins.expired:
             return True
         if ins.status is _S.EXECUTING:
@@ -365,11 +391,3 @@ class HttpGateway:
             return (yield from ledger.burn_locked(tx))
         return (yield from ledger.burn(tx, body["sourceWalletId"], money))
 
-
-def _inline(steps: Generator[simpy.Event, Any, Instruction]) -> Instruction:
-    """The value of a generator whose calls are all made inline (it never yields)."""
-    try:
-        event = next(steps)
-    except StopIteration as done:
-        return cast(Instruction, done.value)
-    raise AssertionError(f"an inline call waited on {event!r}")

@@ -1,7 +1,8 @@
 """Reading a scenario's world: settings, members, issuers, agents and webhook subscriptions.
 
-Public names: ``BEHAVIOUR_LATENCIES``, ``WorldPart``, ``read_behaviour_changes``,
-``read_network``, ``read_receiver``, ``read_world``.
+Public names: ``BEHAVIOUR_LATENCIES``, ``IssuerTerms``, ``WorldPart``,
+``read_behaviour_changes``, ``read_issuer_terms``, ``read_network``, ``read_receiver``,
+``read_world``.
 
 Each issuer's profile goes through the engine's own validation (``parse_profile``), so a
 profile the API would refuse is refused here, at its line; its behaviour is built as the
@@ -30,7 +31,8 @@ from clearing_sim.scenario.reading import Reader, Symbols
 from clearing_sim.scenario.source import FieldPath
 from clearing_sim.sim.issuer import IssuerBehaviour
 
-__all__ = ["BEHAVIOUR_LATENCIES", "WorldPart", "read_behaviour_changes", "read_network",
+__all__ = ["BEHAVIOUR_LATENCIES", "IssuerTerms", "WorldPart", "read_behaviour_changes",
+           "read_issuer_terms", "read_network",
            "read_receiver", "read_world"]
 
 #: ``behaviour.latency`` keys → ``IssuerBehaviour`` attributes.
@@ -111,7 +113,18 @@ def read_behaviour_changes(r: Reader, raw: dict[str, Any],
     return tuple(changes)
 
 
-def _issuer(r: Reader, key: str, raw: dict[str, Any], path: FieldPath) -> IssuerSpec:
+@frozen
+class IssuerTerms:
+    """What a scenario's and a workload's issuer entries share: ``profile`` (None when it
+    is absent or refused), the ``assets`` it issues, its ``behaviour``."""
+
+    profile: IssuerProfile | None
+    assets: tuple[str, ...]
+    behaviour: IssuerBehaviour
+
+
+def read_issuer_terms(r: Reader, raw: dict[str, Any], path: FieldPath) -> IssuerTerms:
+    """An issuer entry's profile, assets and behaviour, each problem reported at its line."""
     profile_raw = r.get(raw, path, "profile")
     profile = _profile(r, profile_raw, (*path, "profile")) if profile_raw is not None else None
     assets = tuple(r.get(raw, path, "assets", ()))
@@ -127,6 +140,12 @@ def _issuer(r: Reader, key: str, raw: dict[str, Any], path: FieldPath) -> Issuer
         except ValueError as error:
             r.report((*path, "behaviour", "outcomes"), f"expected outcome probabilities that "
                      f"add up to 1 at most: {error}")
+    return IssuerTerms(profile, assets, behaviour)
+
+
+def _issuer(r: Reader, key: str, raw: dict[str, Any], path: FieldPath) -> IssuerSpec:
+    terms = read_issuer_terms(r, raw, path)
+    profile, assets, behaviour = terms.profile, terms.assets, terms.behaviour
     gateway = read_gateway(r, raw, path)
     if gateway and (profile is None or not profile.mode.has_instructions):
         r.report((*path, "gateway"), "only an ON_INSTRUCTION issuer (Mode 2 or 3) has a "

@@ -75,7 +75,9 @@ class Gateway(Protocol):
         ...
 
     def arm(self, transaction_id: str, outcome: Outcome) -> None:
-        """Make the transaction's next instruction event ``outcome`` (conformance)."""
+        """Make the transaction's next instruction event ``outcome`` (conformance). A real
+        gateway's set-up call is handed to ``World.external`` when it is set, ahead of any
+        call the engine makes after it."""
         ...
 
     def trigger_amount(self, outcome: Outcome) -> Decimal | None:
@@ -109,6 +111,7 @@ class Gateway(Protocol):
         """POST /treasury/refunds (Mode 3) → ``RefundResult``."""
         ...
 
-    def expire(self, instruction_id: str) -> bool:
-        """Close the instruction so it never moves anything; False if it already moves."""
+    def expire(self, instruction_id: str) -> Proc:
+        """Close the instruction so it never moves anything → False if it already moves
+        (a real gateway may first replay a never-answered POST to learn where it stands)."""
         ...

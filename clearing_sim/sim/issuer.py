@@ -296,7 +296,7 @@ class IssuerGateway:
             self._log_refund(result, reason, refund_to)
             return result
         for ins in mine:
-            self.expire(ins.id)
+            self._close(ins.id)
         yield self.world.env.timeout(self.behaviour.refund_latency.sample(self._rng_latency))
         try:
             receipt = yield from self.ledger.transfer(transaction_id, from_wallet, refund_to,
@@ -326,11 +326,16 @@ class IssuerGateway:
                               refundTxHash=result.refund_tx_hash,
                               refundedAt=render_iso(self.world.epoch_ms, result.refunded_at_ms))
 
-    def expire(self, instruction_id: str) -> bool:
-        """Close the instruction at the issuer so it never moves anything.
+    def expire(self, instruction_id: str) -> Proc:
+        """Close the instruction at the issuer so it never moves anything (no virtual time
+        passes: the seam's routes are processes because a real gateway's may wait).
 
         False when that is no longer possible: its burn or mint is already on chain (the
         caller must wait for its outcome). True when it is closed or already final."""
+        yield from ()
+        return self._close(instruction_id)
+
+    def _close(self, instruction_id: str) -> bool:
         ins = self.instructions[instruction_id]
         if ins.status in FINAL or ins.expired:
             return True

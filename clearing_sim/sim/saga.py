@@ -330,7 +330,7 @@ class Saga:
         snap = yield from sent.gateway.get(sent.instruction_id)
         if snap.status in (_APPROVED if sent.phase is _PREPARE else _COMPLETED):
             return self._answered(terms, sent, snap)
-        if not sent.gateway.expire(sent.instruction_id):  # already moving on chain: await it
+        if not (yield from sent.gateway.expire(sent.instruction_id)):  # on chain: await it
             profile = self.world.profile_of(terms)
             again = _Sent(sent.gateway, sent.instruction_id,
                           self.world.now_ms + profile.approval_sla_ms, sent.phase)
@@ -523,8 +523,8 @@ class Saga:
         source asset back, release the earmark. False when the value could not be given
         back (the transaction then parks: a person must look)."""
         tx = self.tx
-        for leg, instruction_id in self.approved.items():
-            self.world.issuers[tx.legs[0 if leg == "burn" else -1].issuer_id] \
+        for leg, instruction_id in list(self.approved.items()):  # expire may wait
+            yield from self.world.issuers[tx.legs[0 if leg == "burn" else -1].issuer_id] \
                 .expire(instruction_id)
         self.approved.clear()
         burn = tx.legs[0]

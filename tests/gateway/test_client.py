@@ -18,10 +18,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from clearing_sim.gateway.client import HttpGateway
+from clearing_sim.domain.instruction import Outcome
+from clearing_sim.gateway.client import UNANSWERED, HttpGateway
 from clearing_sim.gateway.serving import ServerThread
 from clearing_sim.gateway.transport import GatewayConfig
 from clearing_sim.sim.examples import example_world, redeem
+from clearing_sim.sim.gateway import ExternalCalls
+from clearing_sim.sim.world import World
 
 BEHAVIOUR: dict[str, str] = {"mode": "5xx"}
 
@@ -102,6 +105,78 @@ def test_a_forbidden_transition_is_a_protocol_violation_read_as_failed(hostile: 
     assert tx.parked and tx.reason_code == "issuer_failed"
     violations = world.log.select("issuer.protocol_violation", transactionId=tx.id)
     assert violations and "APPROVED → RECEIVED" in str(violations[0]["problem"])
+
+
+# every call handed out: the shim's clock never waits on a gateway inside a step ------------
+def _run_handing_out(world: World) -> int:
+    """Run the world to its end as the shim's clock does (``http/clock.py``): stop where
+    calls are handed out, make them in order, feed their answers in, step on. The number
+    of calls handed out."""
+    external = world.external
+    assert external is not None
+    handed = 0
+    while True:
+        if external.pending:
+            batch = external.take()
+            handed += len(batch)
+            ExternalCalls.answer(batch, [work() for work, _ in batch])
+        elif world.env.peek() == float("inf"):
+            return handed
+        else:
+            world.env.step()
+
+
+def _handing_out(base_url: str) -> tuple[World, HttpGateway, str]:
+    """A redeem on a gateway whose instruction POST is never answered (503), run with
+    ``World.external`` set until it parks; the world, the gateway, the placeholder's id."""
+    BEHAVIOUR["mode"] = "5xx"
+    cast = example_world(approval_sla_s=60)
+    world, issuer = cast.world, cast.issuers[3]
+    world.external = ExternalCalls(world.env)
+    gateway = HttpGateway(world, issuer.id, issuer.name, world.ledgers[issuer.profile.ledger],
+                          GatewayConfig(base_url, timeout_s=0.3, patience_ms=0))
+    world.use_gateway(issuer.id, gateway, base_url)
+    tx = world.initiate(cast.member.id, redeem(cast.asset(3)))
+    assert _run_handing_out(world) > 0
+    assert world.transactions[tx.id].parked
+    [placeholder] = [i for i in gateway.instructions if i.startswith(UNANSWERED)]
+    return world, gateway, placeholder
+
+
+def test_expire_hands_its_last_replay_out_instead_of_calling_inside_the_step(
+        hostile: str) -> None:
+    """docs/conformance.md, "How virtual time meets wall time": expiring a never-answered
+    instruction replays its POST once more (a replay the spec makes safe), handed out to
+    whoever steps the world like every other call: the shim's clock makes it off its event
+    loop, so a slow issuer never holds the shim inside an engine step."""
+    world, gateway, placeholder = _handing_out(hostile)
+    calls = len(world.log.select("issuer.http"))
+    expiring = world.env.process(gateway.expire(placeholder))
+    assert _run_handing_out(world) == 1  # made by the driver, not inside the step
+    assert expiring.value is True
+    replay = world.log.select("issuer.http")[calls:]
+    assert [(c["method"], c["url"]) for c in replay] == [("POST", hostile + "/burn-instructions")]
+    [expired] = world.log.select("issuer.expired")
+    assert expired["instructionId"] == placeholder and expired.at_ms == replay[0].at_ms
+
+
+def test_arm_hands_the_provider_state_call_out_ahead_of_later_calls(hostile: str) -> None:
+    """Arming (``POST /api/v1/conformance/run``, a route that cannot wait) hands the
+    provider-state set-up call out at once, ahead of any call the engine makes after it;
+    ``issuer.armed`` is logged, at the arm's virtual instant, when its answer is fed in."""
+    world, gateway, _ = _handing_out(hostile)
+    gateway.config = GatewayConfig(hostile, timeout_s=0.3, patience_ms=0,
+                                   provider_states_url=hostile + "/_pact/provider-states")
+    [tx] = list(world.transactions)
+    gateway.arm(tx.id, Outcome.FAILED)
+    assert world.external is not None and len(world.external.pending) == 1
+    assert world.log.select("issuer.armed") == []  # no answer yet: nothing said
+    at_ms = world.now_ms
+    assert _run_handing_out(world) == 1
+    [armed] = world.log.select("issuer.armed")
+    assert (armed["via"], armed.at_ms) == ("provider-state-refused", at_ms)  # no such route
+    call = world.log.select("issuer.http")[-1]
+    assert (call["url"], call["status"]) == (hostile + "/_pact/provider-states", 404)
 
 
 RECORDED: list[tuple[str, bytes, dict[str, str]]] = []

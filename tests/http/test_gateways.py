@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -338,18 +339,19 @@ def test_another_method_on_the_issuer_webhook_route_is_405_with_allow_post(
 
 # virtual time and wall time: a real gateway call does not block the shim ------------------
 class _Held:
-    """The reference gateway, holding each instruction POST until the test lets it go (a
+    """The reference gateway, holding each call to a path ending ``suffix`` (the
+    instruction POSTs by default) until the test lets it go (a
     slow issuer: its calls take real time while the shim must stay responsive). ``arrived``
     is set when a call comes in; a call held ``HOLD_MAX_S`` without ``release`` goes through
     and sets ``expired``: what a read queued behind the call would have waited for."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, app: Any, suffix: str = "-instructions") -> None:
+        self.app, self.suffix = app, suffix
         self.arrived, self.release = threading.Event(), threading.Event()
         self.expired = False
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].endswith("-instructions"):
+        if scope["type"] == "http" and scope["path"].endswith(self.suffix):
             self.arrived.set()
             if not await asyncio.to_thread(self.release.wait, HOLD_MAX_S):
                 self.expired = True
@@ -357,6 +359,66 @@ class _Held:
 
 
 HOLD_MAX_S = 20.0
+
+
+@define
+class HeldStage:
+    """A shim with one issuer on the reference gateway behind ``_Held`` and one member whose
+    redeem of 10.00 through it is initiated (the clock not yet advanced)."""
+
+    shim: httpx.Client
+    base_url: str
+    held: _Held
+    member: Party
+    tx_id: str
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.member.key}"}
+
+    def advancing(self, seconds: int) -> threading.Thread:
+        """``POST /sim/v1/clock/advance`` from another client, in a thread of its own."""
+
+        def advance() -> None:
+            with httpx.Client(base_url=self.base_url, timeout=60) as other:
+                other.post("/sim/v1/clock/advance", headers=OP,
+                           json={"seconds": seconds}).raise_for_status()
+
+        runner = threading.Thread(target=advance)
+        runner.start()
+        return runner
+
+    def tx(self) -> dict[str, Any]:
+        return dict(self.shim.get(f"/api/v1/transactions/{self.tx_id}",
+                                  headers=self.auth).json()["data"])
+
+
+@contextmanager
+def _held_stage(suffix: str, **paths: str) -> Iterator[HeldStage]:
+    """``paths``: gateway settings that are URLs on the gateway (``providerStatesUrl``)."""
+    issuer = ReferenceIssuer(GatewaySettings(mode="MODE_3", step_ms=5))
+    held = _Held(reference_app(issuer), suffix)
+    gateway = ServerThread(held).start()
+    shim_server = ServerThread(create_app(ServeOptions(operator_token=TOKEN, seed=3))).start()
+    try:
+        with httpx.Client(base_url=shim_server.base_url, timeout=30) as shim:
+            quid = _add(shim, issuer_body("Sol Quid", "GBPQ", "solana"))
+            member = _add(shim, {"kind": "clearing_member", "name": "Northbank",
+                                 "wallets": {"GBPQ": "100.00"}})
+            put = shim.put(f"/sim/v1/operator/issuers/{quid.id}/gateway", headers=OP, json={
+                "apiBaseUrl": gateway.base_url, "patienceMs": 100,
+                **{name: gateway.base_url + path for name, path in paths.items()}})
+            assert put.status_code == 200, put.text
+            assert quid.asset is not None
+            made = shim.post("/api/v1/transactions",
+                             headers={"Authorization": f"Bearer {member.key}"},
+                             json=redeem_body(quid.asset, "10.00", "INV-HELD"))
+            assert made.status_code == 201, made.text
+            yield HeldStage(shim, shim_server.base_url, held, member, made.json()["data"]["id"])
+    finally:
+        held.release.set()
+        shim_server.stop()
+        gateway.stop()
 
 
 def test_a_slow_gateway_call_pauses_the_advance_and_leaves_the_shim_answering() -> None:
@@ -367,47 +429,53 @@ def test_a_slow_gateway_call_pauses_the_advance_and_leaves_the_shim_answering() 
     exactly as without the wait. No wall-clock bound: the gateway holds the call until the
     reads are answered, so a read queued behind it could only come back once the hold
     expired."""
-    issuer = ReferenceIssuer(GatewaySettings(mode="MODE_3", step_ms=5))
-    held = _Held(reference_app(issuer))
-    gateway = ServerThread(held).start()
-    shim_server = ServerThread(create_app(ServeOptions(operator_token=TOKEN, seed=3))).start()
-    try:
-        with httpx.Client(base_url=shim_server.base_url, timeout=30) as shim:
-            quid = _add(shim, issuer_body("Sol Quid", "GBPQ", "solana"))
-            member = _add(shim, {"kind": "clearing_member", "name": "Northbank",
-                                 "wallets": {"GBPQ": "100.00"}})
-            put = shim.put(f"/sim/v1/operator/issuers/{quid.id}/gateway", headers=OP,
-                           json={"apiBaseUrl": gateway.base_url, "patienceMs": 100})
-            assert put.status_code == 200, put.text
-            assert quid.asset is not None
-            auth = {"Authorization": f"Bearer {member.key}"}
-            tx_id = shim.post("/api/v1/transactions", headers=auth,
-                              json=redeem_body(quid.asset, "10.00", "INV-SLOW")).json()[
-                "data"]["id"]
-
-            def advance() -> None:
-                with httpx.Client(base_url=shim_server.base_url, timeout=60) as other:
-                    other.post("/sim/v1/clock/advance", headers=OP,
-                               json={"seconds": 60}).raise_for_status()
-
-            runner = threading.Thread(target=advance)
-            runner.start()
-            assert held.arrived.wait(30)  # the advance is at the POST /burn-instructions
-            clock = shim.get("/sim/v1/clock", headers=OP).json()["data"]
-            during = shim.get(f"/api/v1/transactions/{tx_id}", headers=auth).json()["data"]
-            still_advancing = runner.is_alive()
-            held.release.set()
-            runner.join(30)
-            after = shim.get(f"/api/v1/transactions/{tx_id}", headers=auth).json()["data"]
-    finally:
-        held.release.set()
-        shim_server.stop()
-        gateway.stop()
-    assert not held.expired, "a GET waited behind the gateway call"
+    with _held_stage("-instructions") as stage:
+        runner = stage.advancing(60)
+        assert stage.held.arrived.wait(30)  # the advance is at the POST /burn-instructions
+        clock = stage.shim.get("/sim/v1/clock", headers=OP).json()["data"]
+        during = stage.tx()
+        still_advancing = runner.is_alive()
+        stage.held.release.set()
+        runner.join(30)
+        after = stage.tx()
+    assert not stage.held.expired, "a GET waited behind the gateway call"
     assert still_advancing, "the advance ended while its gateway call was still held"
     assert clock["advancingTo"] == "2026-01-01T00:01:00.000Z"
     assert clock["nowMs"] < 60_000 and not during["terminal"]
     assert after["lifecycleStatus"] == "settled", after
+
+
+def test_a_slow_provider_state_call_leaves_the_shim_answering() -> None:
+    """Arming a transaction on a real gateway (``POST /api/v1/conformance/run``, spec
+    "Conformance (sandbox only)") answers at once; its provider-state set-up call is made
+    by the next advance, at the arm's virtual instant and before the transaction's
+    instruction POST, off the event loop like every gateway call: a read during it is
+    answered while it is held (before, the route made it inside the engine step, holding
+    the whole shim for as long as the gateway took)."""
+    with _held_stage("/provider-states", providerStatesUrl="/_pact/provider-states") as stage:
+        armed = stage.shim.post("/api/v1/conformance/run",
+                                headers={"Authorization": f"Bearer {stage.member.admin}"},
+                                json={"scenario": "failed", "transactionId": stage.tx_id})
+        arrived_before_advance = stage.held.arrived.is_set()
+        runner = stage.advancing(3600)
+        assert stage.held.arrived.wait(30)  # the advance is at the set-up call
+        clock = stage.shim.get("/sim/v1/clock", headers=OP).json()["data"]
+        still_advancing = runner.is_alive()
+        stage.held.release.set()
+        runner.join(30)
+        after = stage.tx()
+        log = stage.shim.get("/sim/v1/log?limit=1000", headers=OP).json()["data"]
+    assert armed.status_code == 200 and armed.json()["data"]["armed"], armed.text
+    assert not arrived_before_advance
+    assert not stage.held.expired, "a GET waited behind the provider-state call"
+    assert still_advancing and clock["nowMs"] == 0  # paused at the arm's instant
+    assert clock["advancingTo"] == "2026-01-01T01:00:00.000Z"
+    calls = [r["fields"]["url"] for r in log if r["kind"] == "issuer.http"]
+    assert calls[0].endswith("/_pact/provider-states") and calls[1].endswith(
+        "/burn-instructions"), calls
+    [arming] = [r for r in log if r["kind"] == "issuer.armed"]
+    assert arming["fields"]["via"] == "provider-state"
+    assert (after["lifecycleStatus"], after["parked"]) == ("failed", True), after
 
 
 REALTIME_WORLD = """\
