@@ -7,7 +7,8 @@ Rows: Events table (the ``lifecycleStatus`` column and ``parked`` / ``terminal``
 event's payload); Events guarantee 5 and Limits "Webhook auto-disable: 72 hours"; Events,
 the ``evt_`` id; Issuer-side contract, status webhook signed "with the same scheme as
 outgoing webhooks" (the 300-s replay window at the service's inbox); States and transitions,
-received → in-flight.
+received → in-flight; States and transitions, the silence row at the tie (an answer
+learned at exactly the deadline is not "within" it).
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ from hypothesis import strategies as st
 from clearing_sim.domain.instruction import Outcome
 from clearing_sim.domain.latency import Fixed
 from clearing_sim.domain.lifecycle import EventType
+from clearing_sim.domain.profile import Ledger
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.sim.examples import Cast, example_world, redeem
+from clearing_sim.sim.issuer import IssuerBehaviour
 from clearing_sim.sim.receivers import ReceiverBehaviour
 from clearing_sim.sim.subscriptions import SubscriptionStatus
+from clearing_sim.sim.world import WorldConfig
 from tests.sim.simkit import step_until
 
 URL = "https://hooks.northbank.example/clearing"
@@ -209,3 +213,37 @@ def test_received_to_in_flight_is_200_ms_after_initiation_written_out() -> None:
     assert world.transactions[tx.id].lifecycle_status.value == "received"
     world.run_until(200)
     assert world.transactions[tx.id].lifecycle_status.value == "in-flight"
+
+
+# States and transitions, silence: the answer that lands at exactly the deadline -----------
+def test_silence_an_answer_learned_at_exactly_the_deadline_is_too_late_the_transaction_parks(
+        ) -> None:
+    """The silence row: "no issuer answer within approvalSlaSeconds" parks. The issuer
+    completes at 20 530 ms; the saga's next status read (polling every 995 ms, requests
+    110 ms) answers COMPLETED at exactly 21 100 ms, the deadline (instruction sent at
+    1 100 ms + 20 s). docs/semantics.md: an answer counts only if learned strictly before
+    the deadline, so the transaction parks at 21 100 and never settles (it settled at
+    21 200 when the tie went to the answer)."""
+    finality = dict(WorldConfig().finality)
+    finality[Ledger.SOLANA] = Fixed(400)
+    config = WorldConfig(seed=0, poll_interval_ms=995, rtgs_latency=Fixed(100),
+                         finality=finality)
+    behaviour = IssuerBehaviour(request_latency=Fixed(110), ack_latency=Fixed(100),
+                                approval_latency=Fixed(18_800), execution_latency=Fixed(20))
+    cast = example_world(0, approval_sla_s=20, behaviours={3: behaviour}, config=config)
+    world = cast.world
+    tx = world.initiate(cast.member.id, redeem(cast.asset(3)))
+    sent = step_until(world, "saga.instruction_sent", transactionId=tx.id)
+    assert sent["deadlineMs"] == 21_100
+    world.run_all()
+    [completed] = world.log.select("issuer.instruction", transactionId=tx.id,
+                                   status="COMPLETED")
+    assert completed.at_ms == 20_530
+    reads = [r.at_ms for r in world.log.select("issuer.request",
+                                                 instructionId=completed["instructionId"])
+             if r["route"] == "GET /instructions/{id}"]
+    assert 21_100 in reads  # the read that answers at the deadline
+    states = [(r["event"], r.at_ms) for r in world.log.select("transaction.state",
+                                                               transactionId=tx.id)]
+    assert states[2:] == [("transaction.parked", 21_100)]
+    assert not world.log.select("saga.event", transactionId=tx.id, event="Burned")
