@@ -107,3 +107,30 @@ def test_amounts_above_zero_with_at_most_18_integer_digits_are_accepted_19_are_4
         refused = svc.call("POST", TX, svc.member.key, svc.redeem_body(amount=amount))
         assert refused.status == 400
         assert refused.json()["errors"][0]["code"] == "invalid_amount", amount
+
+
+def test_a_portal_session_is_valid_8_hours_of_virtual_time_written_out() -> None:
+    """docs/semantics.md (the public API): portal sessions are valid 8 hours of virtual time
+    (28 800 s); an expired one is 401 credential_expired. Issued at 0 ms: valid at
+    28 799 999 ms, expired at 28 800 000 ms."""
+    svc = make_service()
+    svc.world.run_until(28_799_999)
+    assert svc.call("GET", TX, svc.member.admin).status == 200
+    svc.world.run_until(28_800_000)
+    response = svc.call("GET", TX, svc.member.admin)
+    assert response.status == 401
+    assert response.json()["errors"][0]["code"] == "credential_expired"
+
+
+def test_an_agents_expiry_may_be_365_days_away_not_one_ms_more_written_out() -> None:
+    """docs/semantics.md (Agents): an agent's expiry must be in the future and within 365
+    days. At 2026-01-01T00:00:00Z, 2027-01-01T00:00:00.000Z is accepted and .001 refused."""
+    svc = make_service()
+    caps = {"initiateTransaction": True}
+    ok = svc.call("POST", "/api/v1/sandbox/agents", svc.member.admin,
+                  {"capabilities": caps, "expiresAt": "2027-01-01T00:00:00.000Z"})
+    assert ok.status == 201, ok.body
+    late = svc.call("POST", "/api/v1/sandbox/agents", svc.member.admin,
+                    {"capabilities": caps, "expiresAt": "2027-01-01T00:00:00.001Z"})
+    assert late.status == 400
+    assert late.json()["errors"][0]["code"] == "expires_in_past"

@@ -247,3 +247,20 @@ def test_silence_an_answer_learned_at_exactly_the_deadline_is_too_late_the_trans
                                                                transactionId=tx.id)]
     assert states[2:] == [("transaction.parked", 21_100)]
     assert not world.log.select("saga.event", transactionId=tx.id, event="Burned")
+
+
+# docs/semantics.md, the issuer side: POLLABLE_RESOURCE is read 5 s after each answer -------
+def test_a_pollable_instruction_is_read_5_000_ms_after_each_answer_written_out() -> None:
+    """docs/semantics.md: with POLLABLE_RESOURCE the saga reads the instruction 5 s after
+    the previous answer (the POST's acknowledgement, then each read's). Requests take a
+    fixed 100 ms here, so the answers come 5 100 ms apart, from the POST's at 2 825 ms."""
+    behaviour = IssuerBehaviour(request_latency=Fixed(100), ack_latency=Fixed(100),
+                                approval_latency=Fixed(10**8), execution_latency=Fixed(20))
+    cast = example_world(0, behaviours={3: behaviour}, feedback={3: ("POLLABLE_RESOURCE",)})
+    world = cast.world
+    world.initiate(cast.member.id, redeem(cast.asset(3)))
+    world.run_until(40_000)
+    answers = [(r.at_ms, r["route"]) for r in world.log.select("issuer.request")]
+    assert answers[0] == (2_825, "POST /burn-instructions")
+    reads = [at for at, route in answers if route == "GET /instructions/{id}"]
+    assert reads == [2_825 + 5_100 * k for k in range(1, 8)]
