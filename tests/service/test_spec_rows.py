@@ -1,12 +1,18 @@
-"""Spec rows about cancel the p21c audit pinned through the API (docs/spec-coverage.md).
+"""Spec rows the p21c audit pinned through the API (docs/spec-coverage.md).
 
-Rows: Transactions, Cancel ("Check ``actions.cancel.allowed`` first"; "After settlement any
+Every bound here is written out, never read from the code under test. Rows: Transactions,
+Cancel ("Check ``actions.cancel.allowed`` first"; "After settlement any
 cancellation is rejected with 409"); Errors, 409 "cancellation no longer allowed"; States and
-transitions, the cancel row ("open transaction ... ``actions.cancel.allowed`` is true").
+transitions, the cancel row ("open transaction ... ``actions.cancel.allowed`` is true");
+Limits, "amount bounds", "default and maximum page size: not shown" and the other bounds
+docs/semantics.md chose (body size and depth, portal sessions, agent expiry, onboarding text).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +25,13 @@ TX = "/api/v1/transactions"
 
 def _initiate(svc: Service, mode: int) -> str:
     response = svc.call("POST", TX, svc.member.key, svc.redeem_body(mode))
+    assert response.status == 201, response.body
+    return str(response.json()["data"]["id"])
+
+
+def _initiate_ref(svc: Service, reference: str) -> str:
+    body = svc.redeem_body(1, "1.00", reference)
+    response = svc.call("POST", TX, svc.member.key, body)
     assert response.status == 201, response.body
     return str(response.json()["data"]["id"])
 
@@ -134,3 +147,63 @@ def test_an_agents_expiry_may_be_365_days_away_not_one_ms_more_written_out() -> 
                     {"capabilities": caps, "expiresAt": "2027-01-01T00:00:00.001Z"})
     assert late.status == 400
     assert late.json()["errors"][0]["code"] == "expires_in_past"
+
+
+# Limits "not shown" whose choices (docs/semantics.md) were pinned only through constants ---
+def _status_code(response: Any) -> tuple[int, str | None]:
+    errors = response.json().get("errors") if response.body else None
+    return response.status, errors[0]["code"] if errors else None
+
+
+def test_request_bodies_are_read_up_to_1_048_576_bytes_then_413_written_out() -> None:
+    """docs/semantics.md: bodies over 1 MiB are 413 payload_too_large. A body of exactly
+    1 048 576 bytes is read (and refused for what it says); one byte more is 413."""
+    svc = make_service()
+    for size, expected in ((1 << 20, (400, "required")),
+                           ((1 << 20) + 1, (413, "payload_too_large"))):
+        body = b"{" + b" " * (size - 2) + b"}"
+        response = svc.call("POST", "/api/v1/webhooks", svc.member.key, body=body)
+        assert _status_code(response) == expected, size
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"x":' + "[" * 31 + "]" * 31 + "}", (400, "required")),  # 32 levels
+    ('{"x":' + "[" * 32 + "]" * 32 + "}", (400, "malformed_json")),  # 33 levels
+    ('{"x":' + "9" * 30 + "}", (400, "required")),  # a 30-digit integer
+    ('{"x":' + "9" * 31 + "}", (400, "malformed_json")),  # 31 digits
+])
+def test_body_depth_32_levels_and_integers_of_30_digits_written_out(
+        text: str, expected: tuple[int, str]) -> None:
+    """docs/semantics.md, the body decoder: at most 32 levels of arrays and objects and
+    integers of at most 30 digits, else 400 malformed_json (before any field is read)."""
+    svc = make_service()
+    response = svc.call("POST", "/api/v1/webhooks", svc.member.key, body=text.encode())
+    assert _status_code(response) == expected
+
+
+def test_the_transaction_list_pages_20_by_default_written_out() -> None:
+    """docs/semantics.md: `limit` 1–100, default 20 ("default page size: not shown")."""
+    svc = make_service()
+    for i in range(21):
+        _initiate_ref(svc, f"P{i}")
+    page = svc.call("GET", TX, svc.member.key).json()
+    assert len(page["data"]) == 20 and page["meta"]["nextCursor"] is not None
+    rest = svc.call("GET", f"{TX}?cursor={page['meta']['nextCursor']}", svc.member.key).json()
+    assert len(rest["data"]) == 1 and rest["meta"]["nextCursor"] is None
+
+
+@pytest.mark.parametrize(("field", "limit"), [("organisationName", 200),
+                                              ("intendedUseCase", 500)])
+def test_onboarding_text_bounds_written_out(field: str, limit: int) -> None:
+    """docs/semantics.md (onboarding): `organisationName` and `intendedUseCase` (1–500
+    characters) are bounded; one character more is 400 at that field."""
+    svc = make_service()
+    body: dict[str, Any] = {"role": "participant", "custodyModel": "mpc", "chains": ["evm"],
+                            "primaryContact": {"name": "Ada", "email": "ada@east.example"},
+                            "organisationName": "Eastbank", "dryRun": True}
+    body[field] = "e" * limit
+    assert svc.call("POST", "/api/v1/onboarding/applications", None, body).status == 200
+    body[field] = "e" * (limit + 1)
+    response = svc.call("POST", "/api/v1/onboarding/applications", None, body)
+    assert response.status == 400
+    assert response.json()["errors"][0]["param"] == field
