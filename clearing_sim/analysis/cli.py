@@ -28,6 +28,7 @@ from clearing_sim.analysis.sweepfile import format_seeds, parse_seeds
 from clearing_sim.analysis.sweeps import SweepOutputConflict, load_results
 from clearing_sim.analysis.sweeps import sweep as run_sweep
 from clearing_sim.scenario.errors import ScenarioError
+from clearing_sim.stopping import Terminated, sigint_ignored, term_as_interrupt
 
 __all__ = ["report", "sweep", "workload"]
 
@@ -149,7 +150,11 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
       clearing-sim sweep reports/baseline/sweep.yaml --out reports/baseline/results --report
     """
     state = {"done": 0}
-    with _bad_input(), click.progressbar(length=1, label="runs", show_pos=True,
+    if sigint_ignored():
+        click.echo("note: Ctrl-C cannot stop this sweep (it was started in the background "
+                   "without job control); `kill PID` stops it the same way, keeping the "
+                   "finished runs and printing the command that resumes it", err=True)
+    with _bad_input(), term_as_interrupt(), click.progressbar(length=1, label="runs", show_pos=True,
                                          file=sys.stderr) as bar:
         def progress(done: int, total: int) -> None:
             bar.length = total
@@ -159,11 +164,12 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
         try:
             result = run_sweep(file, seeds, workers=workers, dask=dask_address, out=out,
                                progress=progress)
-        except KeyboardInterrupt:
-            click.echo(f"\ninterrupted after {state['done']} run(s); the finished ones are "
+        except KeyboardInterrupt as stop:
+            how = "terminated" if isinstance(stop, Terminated) else "interrupted"
+            click.echo(f"\n{how} after {state['done']} run(s); the finished ones are "
                        f"kept in {out}; resume with:\n  "
                        f"{_resume_command(file, seeds, workers, dask_address, out)}", err=True)
-            raise click.exceptions.Exit(130) from None
+            raise click.exceptions.Exit(143 if isinstance(stop, Terminated) else 130) from None
         except (OSError, ValueError) as error:
             if dask_address is None:
                 raise

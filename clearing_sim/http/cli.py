@@ -15,7 +15,6 @@ import logging
 import math
 import re
 import secrets
-import signal
 import socket
 import sys
 from pathlib import Path
@@ -34,6 +33,7 @@ from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import SetupFailed, StepFailed
 from clearing_sim.sim.receivers import Arrival
 from clearing_sim.sim.world import Environment
+from clearing_sim.stopping import term_as_interrupt
 from clearing_sim.terminal import colour_wanted
 from clearing_sim.tls.contexts import TlsProblem, client_context
 
@@ -79,10 +79,6 @@ def _echo_delivery(arrival: Arrival, outcome: RealOutcome) -> None:
             f"{arrival.request.url} [" + click.style(str(outcome.status), fg=colour) + "]"
             + detail)
     click.echo(line, color=colour_wanted())
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -243,8 +239,7 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     # uvicorn stops cleanly on SIGINT or SIGTERM, then re-raises the signal to the handler
     # that was there before: for SIGTERM (kill, a service manager) too, that ends here.
-    signal.signal(signal.SIGTERM, _interrupt)
-    with contextlib.suppress(KeyboardInterrupt):
+    with term_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run(sockets=[sock])
     if sim.journal is not None:
         sim.journal.writer.close()

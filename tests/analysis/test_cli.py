@@ -3,8 +3,14 @@ traceback (DESIGN.md, Bad input), and an example in every --help."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import click
 import pandas as pd
@@ -159,37 +165,53 @@ def test_the_main_group_reaches_the_commands_through_lazy_entries(
     assert result.exit_code == 2 and "Invalid value for '--seeds'" in result.output
 
 
-def test_ctrl_c_on_a_sweep_prints_the_command_that_resumes_it(tmp_path: Path) -> None:
-    """A real SIGINT to a real sweep process, once its first run is on disk. The child gets
-    SIGINT's default action back: a process started in the background by a shell without job
-    control inherits SIGINT ignored, and Python then never raises KeyboardInterrupt (the sweep
-    ran on to the end: exit 0, or the timeout)."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
+def _stop_a_sweep(out: Path, stop: signal.Signals, sigint: Any) -> tuple[int, str]:
+    """A real sweep process, started with SIGINT's action ``sigint``, sent ``stop`` once
+    its first run is on disk: its exit code and standard error."""
     root = Path(__file__).resolve().parents[2]
-    out = tmp_path / "out"
     process = subprocess.Popen(
         [sys.executable, "-m", "clearing_sim.cli", "sweep", str(INPUTS / "sweep.yaml"),
          "--seeds", "0-200", "--out", str(out)], cwd=root, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(root), "NO_COLOR": "1"},
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
     try:
         deadline = time.monotonic() + 60
         while not list(out.glob("runs/*/seed-*")) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert process.poll() is None, "the sweep ended before it could be interrupted"
-        process.send_signal(signal.SIGINT)
+        assert process.poll() is None, "the sweep ended before it could be stopped"
+        process.send_signal(stop)
         _, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
-    assert process.returncode == 130, err
-    assert "Traceback" not in err
+    return process.returncode, err
+
+
+def test_ctrl_c_on_a_sweep_prints_the_command_that_resumes_it(tmp_path: Path) -> None:
+    """A real SIGINT to a real sweep process, once its first run is on disk. The child gets
+    SIGINT's default action back: a process started in the background by a shell without job
+    control inherits SIGINT ignored, and Python then never raises KeyboardInterrupt (the sweep
+    ran on to the end: exit 0, or the timeout)."""
+    out = tmp_path / "out"
+    code, err = _stop_a_sweep(out, signal.SIGINT, signal.SIG_DFL)
+    assert code == 130, err
+    assert "Traceback" not in err and "interrupted after" in err
     assert f"resume with:\n  clearing-sim sweep {INPUTS / 'sweep.yaml'} --seeds 0-200 " \
            f"--out {out}" in err
+
+
+def test_a_sweep_that_ctrl_c_cannot_reach_says_so_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """Started in the background without job control (SIGINT ignored), a sweep says at once
+    that Ctrl-C cannot stop it; ``kill PID`` (SIGTERM, also what a CI runner or a service
+    manager sends) stops it as Ctrl-C would: the finished runs kept, the resume command
+    printed, exit code 143 (128 + SIGTERM, as a shell reports it), no traceback. Before,
+    SIGTERM's default action ended it on the spot, silently."""
+    out = tmp_path / "out"
+    code, err = _stop_a_sweep(out, signal.SIGTERM, signal.SIG_IGN)
+    assert code == 143, err
+    assert "Traceback" not in err
+    assert err.startswith("note: Ctrl-C cannot stop this sweep")
+    assert "terminated after" in err and f"--out {out}" in err
+    assert list(out.glob("runs/*/seed-*"))
