@@ -23,13 +23,13 @@ receiver checks (``None``: none, as a naive receiver that never looks at ``t``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from attrs import frozen
 
 from clearing_sim.domain import signing
+from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.domain.signing import REPLAY_WINDOW_S
 from clearing_sim.service.api import ServiceAPI
 from clearing_sim.service.messages import Request, Response
@@ -82,7 +82,7 @@ def _timestamp(header: str | None) -> int | None:
 
 def _transaction_id(body: bytes) -> str | None:
     try:
-        value = json.loads(body)["data"]["transactionId"]
+        value = parse_untrusted(body)["data"]["transactionId"]
     except (ValueError, KeyError, TypeError):
         return None
     return value if isinstance(value, str) else None
@@ -193,7 +193,7 @@ class NaiveReceiver(_Receiver):
         if not self._verified(headers, body):
             return 401
         try:
-            event = json.loads(body)
+            event = parse_untrusted(body)
             key = (str(event["type"]), str(event["data"]["transactionId"]))
             view = TransactionView.of(event["data"])
         except (ValueError, KeyError, TypeError):

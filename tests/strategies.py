@@ -117,7 +117,7 @@ def hostile_json(max_leaves: int = 12) -> st.SearchStrategy[Any]:
                         max_leaves=max_leaves)
 
 
-_RAW = [b"{", b"\xff", b"[" * 3000, b'{"a":' * 3000, b'{"a":1,"a":2}',
+HOSTILE_RAW = [b"{", b"\xff", b"[" * 3000, b'{"a":' * 3000, b'{"a":1,"a":2}',
         b'{"n":' + b"9" * 5000 + b"}", b'{"x":NaN}', b'{"x":1e999999}', b"\xed\xa0\x80",
         b'{"organisationName":"Evil\\ud800"}', b'{"paymentReference":"\\udfff"}',
         b'"just a string"', b"null", b"  ", b'{"a":"\\u0000"}']
@@ -128,7 +128,7 @@ def hostile_bodies(valid: st.SearchStrategy[dict[str, Any]] | None = None
     """Raw bodies: fixed hostile ones, arbitrary JSON (surrogates escaped, as an attacker
     sends them) and, given ``valid``, valid bodies with one field made hostile."""
     encoded = hostile_json().map(lambda v: json.dumps(v).encode())
-    found = st.sampled_from(_RAW) | encoded
+    found = st.sampled_from(HOSTILE_RAW) | encoded
     if valid is not None:
         found = found | st.builds(_poison, valid, hostile_json(4), st.integers(0, 99))
     return found

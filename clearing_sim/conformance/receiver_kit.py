@@ -51,6 +51,7 @@ from clearing_sim.conformance.receiver_stage import Fetch, Stage
 from clearing_sim.conformance.report import Check, Evidence, Exchange, Report, Verdict
 from clearing_sim.domain.delivery import DELIVERY_TIMEOUT_MS, WebhookEvent
 from clearing_sim.domain.instruction import Outcome
+from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.webhooks import TransactionView
 
@@ -262,7 +263,7 @@ def _view_of(response: httpx.Response) -> TransactionView | None:
     if response.status_code != 200:
         return None
     try:
-        data: Any = response.json()
+        data: Any = parse_untrusted(response.content)
         data = data.get("data", data) if isinstance(data, dict) else data
         return TransactionView.of(data)
     except (ValueError, KeyError, TypeError, AttributeError):

@@ -40,7 +40,7 @@ def _body(call: Call, ok: tuple[int, ...]) -> dict[str, Any] | str:
     assert call.status is not None
     if call.status not in ok:
         return f"answered HTTP {call.status}"
-    body = call.json()
+    body = call.parsed()
     if not isinstance(body, dict):
         return "the answer is not a JSON object"
     return body

@@ -25,6 +25,7 @@ from typing import Any, cast
 from attrs import evolve, frozen
 
 from clearing_sim.conformance.report import Check, Evidence, Exchange, Report, Verdict
+from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.domain.profile import SettlementMode
 from clearing_sim.domain.signing import verify
 from clearing_sim.gateway.callbacks import CallbackReceiver
@@ -127,7 +128,7 @@ def _callback_notes(queue: CallbackQueue, secret: str) -> list[str]:
     notes = []
     for signature, raw, arrived in queue.received:
         try:
-            body = json.loads(raw)
+            body = parse_untrusted(raw)
         except ValueError:
             body = {}
         ok = verify(secret, signature, raw, arrived)

@@ -26,6 +26,7 @@ import httpx
 from attrs import field, frozen
 
 from clearing_sim.domain.instruction import Outcome
+from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.tls import TlsProblem, client_context, describe_tls_error
 
 __all__ = ["Call", "GatewayConfig", "Transport", "TransportProblem", "config_from_wire"]
@@ -102,10 +103,10 @@ class Call:
     error: str | None = None
     tag: str | None = field(default=None, eq=False)  # the transaction it belongs to
 
-    def json(self) -> Any:
-        """The parsed body, or None when it is not JSON."""
+    def parsed(self) -> Any:
+        """The parsed body (``parse_untrusted``: bounded), or None when it is not one."""
         try:
-            return json.loads(self.response_body)
+            return parse_untrusted(self.response_body)
         except ValueError:
             return None
 
@@ -133,7 +134,10 @@ class _Token:
             "grant_type": "client_credentials", "client_id": self.config.client_id or "",
             "client_secret": self.config.client_secret or ""},
             headers={"Accept": "application/json"})
-        body = response.json() if response.status_code == 200 else None
+        try:
+            body = parse_untrusted(response.content) if response.status_code == 200 else None
+        except ValueError:
+            body = None
         token = body.get("access_token") if isinstance(body, dict) else None
         if not isinstance(token, str) or not _header_token(token):
             raise ValueError(f"the token endpoint answered HTTP {response.status_code} "

@@ -19,48 +19,18 @@ all at once (the first decides the code). JSON's ``true`` is never an integer he
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest, PayloadTooLarge, Problem
+from clearing_sim.domain.jsontext import DEPTH_MAX, INT_DIGITS_MAX, decode_strict
+from clearing_sim.domain.jsontext import JSONRefused as _Refused
 
 __all__ = ["BODY_BYTES_MAX", "DEPTH_MAX", "INT_DIGITS_MAX", "Fields", "check_text",
            "parse_json_object", "text_problem"]
 
 BODY_BYTES_MAX = 1 << 20  # 1 MiB
-DEPTH_MAX = 32  # nested arrays and objects; the deepest body of the spec has 4
-INT_DIGITS_MAX = 30  # far past any count the API takes, far below Python's 4,300
-
-
-class _Refused(ValueError):
-    """A body that is JSON text but not one the API reads; ``param`` where it is."""
-
-    def __init__(self, message: str, param: str | None = None,
-                 code: str = "malformed_json") -> None:
-        super().__init__(message)
-        self.param = param
-        self.code = code
-
-
-def _no_constants(name: str) -> Any:
-    raise _Refused(f"{name} is not JSON")
-
-
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > INT_DIGITS_MAX:
-        raise _Refused(f"an integer has more than {INT_DIGITS_MAX} digits")
-    return int(text)
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for name, value in pairs:
-        if name in found:
-            raise _Refused(f"the member name {name[:40]!r} appears twice in one object")
-        found[name] = value
-    return found
 
 
 def text_problem(text: str) -> str | None:
@@ -121,19 +91,6 @@ def _check_value(value: Any) -> None:
                 stack.append((member, path, name, depth + 1))
 
 
-#: ``json.loads(text, parse_constant=..., parse_int=..., object_pairs_hook=...)`` builds
-#: this decoder (and its scanner) on every call: made once
-_decoder = json.JSONDecoder(parse_constant=_no_constants, parse_int=_bounded_int,
-                            object_pairs_hook=_no_duplicates)
-
-
-def _decode(text: str) -> Any:
-    """``json.loads(text)`` with the hooks above: the same value or the same error."""
-    if text.startswith("\ufeff"):
-        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    return _decoder.decode(text)
-
-
 def _plain(raw: bytes) -> bool:
     """Whether ``_check_value`` can find nothing in the value ``raw`` decodes to: ASCII text
     without escapes decodes to ASCII strings only (canonical), and at most ``DEPTH_MAX``
@@ -153,7 +110,7 @@ def parse_json_object(raw: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
             return {}
         raise InvalidRequest.one(None, "invalid_body", "the request needs a JSON object body")
     try:
-        value = _decode(raw.decode("utf-8"))
+        value = decode_strict(raw.decode("utf-8"))
         if not _plain(raw):
             _check_value(value)
     except _Refused as exc:

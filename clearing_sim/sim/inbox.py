@@ -10,11 +10,11 @@ instruction, which then reads the instruction from the issuer before acting.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import simpy
 
+from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.domain.signing import verify
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class IssuerInbox:
 
 def _instruction_id(raw: bytes) -> str | None:
     try:
-        body = json.loads(raw)
+        body = parse_untrusted(raw)
     except ValueError:
         return None
     value = body.get("instructionId") if isinstance(body, dict) else None

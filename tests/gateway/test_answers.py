@@ -12,6 +12,7 @@ from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.gateway.answers import read_created, read_refund, read_snapshot, step_allowed
 from clearing_sim.gateway.transport import Call
 from clearing_sim.sim.issuer import Snapshot
+from tests.strategies import HOSTILE_RAW
 
 _S = InstructionStatus
 json_values = st.recursive(
@@ -25,7 +26,8 @@ bodies = st.one_of(
                                                json_values),
                            "onchain": json_values, "transactionId": json_values,
                            "refundTxHash": json_values}).map(json.dumps),
-    st.text(max_size=200))
+    st.text(max_size=200),
+    st.sampled_from(HOSTILE_RAW).map(lambda raw: raw.decode("utf-8", "replace")))
 
 
 @given(bodies, st.sampled_from([200, 201, 404, 500, 503]))

@@ -39,6 +39,7 @@ from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.cli import load_world
 from tests.http.conftest import SOL_QUID_YAML
 from tests.service.test_hostile_input import state_digest
+from tests.strategies import HOSTILE_RAW, hostile_bodies
 
 from .conftest import OP, TOKEN, Client, issuer_body, redeem_body
 from .served import served
@@ -261,7 +262,8 @@ _JSON_VALUES = st.recursive(
 
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=st.one_of(_JSON_VALUES.map(json.dumps), st.text(max_size=60)),
+@given(body=st.one_of(_JSON_VALUES.map(json.dumps), st.text(max_size=60),
+                     hostile_bodies().map(lambda raw: raw.decode("utf-8", "surrogateescape"))),
        signature=st.one_of(st.none(), st.text(st.characters(min_codepoint=32,
                                                             max_codepoint=126), max_size=60)),
        suffix=st.sampled_from(["", "/x", "/", "/%0A"]))
@@ -270,8 +272,8 @@ def test_no_issuer_webhook_makes_a_5xx_or_a_prompt(fuzz_client: tuple[Client, st
                                                    suffix: str) -> None:
     client, issuer_id = fuzz_client
     headers = {} if signature is None else {"Service-Signature": signature}
-    response = client.post(f"/issuer-webhooks/{issuer_id}{suffix}", content=body.encode(),
-                           headers=headers)
+    response = client.post(f"/issuer-webhooks/{issuer_id}{suffix}",
+                           content=body.encode("utf-8", "surrogateescape"), headers=headers)
     assert response.status_code in (401, 404), response.text
 
 
@@ -328,6 +330,31 @@ def test_no_gateway_body_with_a_valid_base_makes_a_5xx(fuzz_client: tuple[Client
     assert response.status_code < 500, response.text
 
 
+@pytest.mark.parametrize("raw", HOSTILE_RAW, ids=lambda raw: repr(raw[:10]))
+@pytest.mark.parametrize("signed", [False, True])
+def test_a_hostile_issuer_webhook_body_is_a_401_drop_never_a_500(
+        fuzz_client: tuple[Client, str], raw: bytes, signed: bool) -> None:
+    """Authentication 8, hostile input: a body nested past the interpreter's limit
+    (``"[" * 1000``: json.loads raised RecursionError, not ValueError) was a 500 with a
+    traceback, unauthenticated. Every hostile body, signed with the issuer's own secret or
+    not, is dropped (401, logged ``verified: false``) and changes nothing else."""
+    client, issuer_id = fuzz_client
+    world = client.app.state.sim.world
+    headers = {}
+    if signed:
+        now_s = (world.epoch_ms + world.now_ms) // 1000
+        headers["Service-Signature"] = signature_header(
+            world.issuers[issuer_id].webhook_secret, now_s, raw)
+    before = state_digest(world)
+    response = client.post(f"/issuer-webhooks/{issuer_id}", content=raw, headers=headers)
+    assert response.status_code == 401, response.text
+    assert response.json() == {"error": "invalid_signature"}
+    dropped = world.log.select("issuer.webhook")[-1]
+    assert dropped["verified"] is False and dropped["instructionId"] is None
+    assert state_digest(world) != before  # the drop is logged (spec: "logged") ...
+    assert [r.kind for r in world.log.select("issuer.webhook", outcome="prompt")] == []
+
+
 def test_another_method_on_the_issuer_webhook_route_is_405_with_allow_post(
         fuzz_client: tuple[Client, str]) -> None:
     """RFC 9110 §15.5.6: a 405 names the allowed methods; the route is POST only."""
@@ -335,6 +362,46 @@ def test_another_method_on_the_issuer_webhook_route_is_405_with_allow_post(
     response = client.get(f"/issuer-webhooks/{issuer_id}")
     assert response.status_code == 405
     assert response.headers["Allow"] == "POST"
+
+
+async def _nested_answer(scope: Any, receive: Any, send: Any) -> None:
+    """A hostile gateway: every call answered 201 with 5,000 ``[`` (under 64 KiB)."""
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 201,
+                "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": b"[" * 5000})
+
+
+def test_a_gateway_answering_json_nested_past_any_limit_is_silence_and_parks_at_the_sla(
+        ) -> None:
+    """States and transitions, silence past ``approvalSlaSeconds``; docs/semantics.md, a
+    gateway's malformed answer is no news. Before, the answer's RecursionError escaped the
+    transport: the advance was a 500 and the saga died in-flight, never parked."""
+    gateway = ServerThread(_nested_answer).start()
+    shim_server = ServerThread(create_app(ServeOptions(operator_token=TOKEN, seed=3))).start()
+    try:
+        with httpx.Client(base_url=shim_server.base_url, timeout=30) as shim:
+            quid = _add(shim, issuer_body("Sol Quid", "GBPQ", "solana"))
+            member = _add(shim, {"kind": "clearing_member", "name": "Northbank",
+                                 "wallets": {"GBPQ": "100.00"}})
+            put = shim.put(f"/sim/v1/operator/issuers/{quid.id}/gateway", headers=OP,
+                           json={"apiBaseUrl": gateway.base_url, "patienceMs": 10})
+            assert put.status_code == 200, put.text
+            assert quid.asset is not None
+            auth = {"Authorization": f"Bearer {member.key}"}
+            made = shim.post("/api/v1/transactions", headers=auth,
+                             json=redeem_body(quid.asset, "10.00", "INV-NESTED"))
+            assert made.status_code == 201, made.text
+            tx_id = made.json()["data"]["id"]
+            for _ in range(16):  # 16 minutes: past the 900 s SLA
+                advanced = shim.post("/sim/v1/clock/advance", headers=OP, json={"seconds": 60})
+                assert advanced.status_code == 200, advanced.text
+            tx = shim.get(f"/api/v1/transactions/{tx_id}", headers=auth).json()["data"]
+    finally:
+        shim_server.stop()
+        gateway.stop()
+    assert (tx["lifecycleStatus"], tx["parked"], tx["terminal"]) == ("failed", True, True), tx
 
 
 # virtual time and wall time: a real gateway call does not block the shim ------------------

@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clearing_sim.domain import jsontext
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.service import body
 from clearing_sim.service.body import DEPTH_MAX, text_problem
@@ -133,6 +134,6 @@ _json_texts = st.one_of(
 def test_the_decoder_made_once_answers_as_json_loads_with_the_hooks(text: str) -> None:
     """The same value, or the same error and message, as ``json.loads`` with the hooks."""
     reference = _outcome(lambda t: json.loads(
-        t, parse_constant=body._no_constants, parse_int=body._bounded_int,
-        object_pairs_hook=body._no_duplicates), text)
-    assert _outcome(body._decode, text) == reference
+        t, parse_constant=jsontext._no_constants, parse_int=jsontext._bounded_int,
+        object_pairs_hook=jsontext._no_duplicates), text)
+    assert _outcome(jsontext.decode_strict, text) == reference

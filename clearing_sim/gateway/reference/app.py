@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import json
 import random
 from typing import Any
 from urllib.parse import parse_qs
@@ -35,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.gateway.reference.state import ReferenceIssuer, StateProblem
 
 __all__ = ["Auth", "create_app"]
@@ -85,8 +85,8 @@ async def _json(request: Request) -> dict[str, Any]:
     if len(raw) > BODY_LIMIT:
         raise StateProblem(413, "body_too_large", f"bodies are limited to {BODY_LIMIT} bytes")
     try:
-        body = json.loads(raw or b"{}")
-    except (ValueError, UnicodeDecodeError):
+        body = parse_untrusted(raw or b"{}")
+    except ValueError:
         raise StateProblem(400, "invalid_json", "the body is not JSON") from None
     if not isinstance(body, dict):
         raise StateProblem(400, "invalid_json", "the body is not a JSON object")
