@@ -8,7 +8,10 @@ becomes a step, with an expectation on what the session saw:
 - an ``/api/v1`` request is a ``call`` with the exact body bytes (``raw``) and the request's
   own headers (not the client's ``Host``/``User-Agent``/``Accept``…), ``as`` the world file's
   participant whose API key it carried (``credential: admin`` for a portal session the
-  operator issued), and ``expect: {status}``;
+  operator issued), and ``expect: {status}``. No credential is written: the key is read as
+  the service reads it (``bearer``, any case or spacing); one the service refused is
+  written ``REDACTED`` (refused the same way); a live one the cast does not hold (issued
+  during the session) refuses the export;
 - a clock move is ``advance: {to: <ms>ms}`` (to the virtual instant the session reached);
 - the operator's fix of a parked transaction is ``operator: {resolve: <id>}``;
 - at the end: the log's ``digest`` (checked before anything reads the world again; left
@@ -36,9 +39,10 @@ from clearing_sim.http.journal import JournalFile
 from clearing_sim.http.replay import replay_copy
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.scenario.model import Scenario
+from clearing_sim.service.auth import bearer_token
 from clearing_sim.service.messages import Request, Response
 
-__all__ = ["ExportError", "export_scenario"]
+__all__ = ["REDACTED", "ExportError", "export_scenario"]
 
 _CLIENT_HEADERS = frozenset({"host", "user-agent", "accept", "accept-encoding", "connection",
                              "content-length", "content-type", "authorization"})
@@ -55,8 +59,8 @@ class _Steps:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.steps: list[dict[str, Any]] = []
-        self.keys = {f"Bearer {s.api_key}": s.key for s in sim.staged}
-        self.admins: dict[str, str] = {}  # "Bearer <portal token>" -> participant key
+        self.keys = {s.api_key: s.key for s in sim.staged}
+        self.admins: dict[str, str] = {}  # portal token -> participant key
         self.initiators: dict[str, str] = {}  # transaction id -> participant key
         # A scenario issues a participant's portal session when a step first needs it:
         # the log (so the digest) is the session's only if the session did the same.
@@ -76,14 +80,15 @@ class _Steps:
             self.steps.append({"advance": {"to": f"{entry['to']}ms"}})
         elif entry["k"] == "api":
             assert request is not None and response is not None
-            self._call(request, response)
+            self._call(entry["n"], request, response)
         else:
             assert request is not None and response is not None
             self._operator(entry, request, response)
 
-    def _call(self, request: Request, response: Response) -> None:
+    def _call(self, n: int, request: Request, response: Response) -> None:
         call: dict[str, Any] = {}
-        credential = request.header("Authorization")
+        authorization = request.header("Authorization")
+        credential = bearer_token(authorization)
         headers = {name: value for name, value in request.headers
                    if name.lower() not in _CLIENT_HEADERS}
         if self.session_waiting is not None and credential != self.session_waiting:
@@ -94,8 +99,8 @@ class _Steps:
             call["as"] = self.keys[credential]
         elif credential in self.admins:
             call.update({"as": self.admins[credential], "credential": "admin"})
-        elif credential is not None:
-            headers["Authorization"] = credential.replace("${", "$${")
+        elif authorization is not None:
+            headers["Authorization"] = _refused(n, authorization, response)
         target = request.path + (f"?{urlencode(request.query)}" if request.query else "")
         call.update({"method": request.method, "path": target.replace("${", "$${")})
         if headers:
@@ -122,14 +127,37 @@ class _Steps:
                 if key in self.admins.values():
                     self.unsure = (f"{key} was issued a second portal session (a scenario "
                                    "issues one per participant)")
-                self.admins[f"Bearer {data['token']}"] = key
-                self.session_waiting = f"Bearer {data['token']}"
+                self.admins[data["token"]] = key
+                self.session_waiting = data["token"]
                 return
         if response.status >= 400:
             return  # refused: it changed nothing a scenario needs
         raise ExportError(f"entry {entry['n']}: {request.method} {path} has no scenario step; "
                           "record the session against serve --world FILE, whose file names "
                           "the cast")
+
+
+#: what a refused credential is written as: the service refuses it with the same code
+#: (``invalid_credential``), and nothing of what the session sent reaches the file
+REDACTED = "Bearer redacted-by-journal-export"
+
+
+def _refused(n: int, authorization: str, response: Response) -> str:
+    """The ``Authorization`` header a step sends for a credential the world file does not
+    name: one the service refused as invalid is written as ``REDACTED`` (it may be a
+    secret sent to the wrong door, such as the operator token); a blank one as it was. Any
+    other is a live credential issued during the session (onboarding's sandbox key, a
+    portal session made another way) or an expired one: a scenario file holds neither."""
+    if not authorization.strip():
+        return authorization
+    codes = [e.get("code") for e in (response.json() or {}).get("errors", [])] \
+        if response.status == 401 else []
+    if codes == ["invalid_credential"]:
+        return REDACTED
+    raise ExportError(f"entry {n}: the request's credential is not a key or portal session "
+                      "of the world file's cast (one issued during the session, or an "
+                      f"expired one; answered {response.status}): a scenario file holds no "
+                      "live credential; record the session with the cast's own keys")
 
 
 def _final(sim: Simulation, steps: _Steps) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ from clearing_sim.service.cursors import CursorCodec
 if TYPE_CHECKING:
     from clearing_sim.sim.world import World
 
-__all__ = ["SESSION_TTL_S", "Credentials", "Principal"]
+__all__ = ["SESSION_TTL_S", "Credentials", "Principal", "bearer_token"]
 
 SESSION_TTL_S = 8 * 3600
 _API_KEY_PREFIX = "sk_sandbox_"
@@ -66,6 +66,16 @@ def _b64(data: bytes) -> str:
 
 def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The credential of an ``Authorization`` header as ``authenticate`` reads it (the
+    scheme ``Bearer`` in any case, spaces around the token), or None when it holds none."""
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
 
 
 def _invalid(message: str) -> Unauthenticated:
@@ -114,9 +124,8 @@ class Credentials:
         if authorization is None or not authorization.strip():
             raise Unauthenticated.one(None, "authentication_required",
                                       "this route needs Authorization: Bearer <credential>")
-        scheme, _, token = authorization.strip().partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
+        token = bearer_token(authorization)
+        if token is None:
             raise _invalid("the Authorization header must be 'Bearer <credential>'")
         if len(token) > _TOKEN_LENGTH_MAX or not token.isascii():
             raise _invalid("the bearer credential is neither an API key nor a portal session")

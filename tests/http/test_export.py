@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import yaml
 from click.testing import CliRunner
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 from clearing_sim.cli import main
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.cli import load_world
+from clearing_sim.http.export import REDACTED
 from clearing_sim.http.replay import open_journal
 from tests.http.conftest import ETHER_POUND_YAML, OP, TOKEN, Client, redeem_body
 
@@ -90,3 +92,68 @@ def test_a_session_the_format_cannot_express_exits_2_naming_the_entry(tmp_path: 
                                        TOKEN, "--scenario", str(tmp_path / "o.yaml")])
     assert result.exit_code == 2
     assert "entry 1: PUT /sim/v1/receivers has no scenario step" in result.output
+
+
+def _journaled(tmp_path: Path) -> tuple[Client, Path, Path, str]:
+    world = tmp_path / "world.yaml"
+    world.write_text(WORLD)
+    journal = tmp_path / "session.jsonl"
+    app = create_app(ServeOptions(operator_token=TOKEN), scenario=load_world(str(world)))
+    open_journal(app, journal, (world.name, hashlib.sha256(world.read_bytes()).hexdigest()),
+                 None)
+    client = Client(app)
+    key = next(s.api_key for s in client.sim.staged if s.key == "northbank")
+    return client, journal, world, key
+
+
+def _export(journal: Path, world: Path, out: Path) -> Any:
+    return CliRunner().invoke(main, ["journal", "export", str(journal), "--world", str(world),
+                                     "--operator-token", TOKEN, "--scenario", str(out)])
+
+
+def test_no_credential_of_the_session_is_written_into_the_scenario(tmp_path: Path) -> None:
+    """Isolation and secrets: the API key sent as ``authorization: bearer`` (any case,
+    extra spaces: the service takes it) is the cast member's ``as``, not a header with the
+    live key in clear; a credential the service refused (the operator token sent to the
+    wrong door, an unknown key) is written redacted and refused the same way. Before, the
+    key was copied into the file, and the exported scenario failed on its own recording."""
+    client, journal, world, key = _journaled(tmp_path)
+    for authorization in (f"bearer {key}", f"BEARER   {key}  ", f"Bearer {TOKEN}",
+                          "Bearer sk_sandbox_0000", "Basic abc", ""):
+        answer = client.get("/api/v1/transactions", headers={"Authorization": authorization})
+        assert answer.status_code == (200 if key in authorization else 401), authorization
+    digest = str(client.sim.world.log.digest())
+    client.close()
+    out = tmp_path / "exported.yaml"
+    result = _export(journal, world, out)
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert key not in text and TOKEN not in text and "sk_sandbox_0000" not in text
+    calls = [step["call"] for step in yaml.safe_load(text)["steps"] if "call" in step]
+    assert [c.get("as") for c in calls[:2]] == ["northbank", "northbank"]
+    assert [c.get("headers", {}).get("Authorization") for c in calls[2:]] == [
+        REDACTED, REDACTED, REDACTED, ""]
+    assert {"digest": digest} in [s.get("expect") for s in yaml.safe_load(text)["steps"]]
+    run = CliRunner().invoke(main, ["run", str(out)])
+    assert run.exit_code == 0, run.output
+
+
+def test_a_live_credential_the_cast_does_not_hold_is_refused_naming_the_entry(
+        tmp_path: Path) -> None:
+    """A sandbox key issued during the session (onboarding) cannot be a scenario's ``as``;
+    writing it would put a live secret in a file meant to be committed: exit 2, no file."""
+    client, journal, world, _ = _journaled(tmp_path)
+    applied = client.post("/api/v1/onboarding/applications", json={
+        "organisationName": "Eastbank plc", "role": "participant",
+        "primaryContact": {"name": "Ada Lovelace", "email": "ada@eastbank.example"},
+        "custodyModel": "mpc", "chains": ["evm"]})
+    assert applied.status_code == 201, applied.text
+    secret = applied.json()["data"]["sandbox"]["apiKeySecret"]
+    assert client.get("/api/v1/transactions",
+                      headers={"Authorization": f"Bearer {secret}"}).status_code == 200
+    client.close()
+    out = tmp_path / "exported.yaml"
+    result = _export(journal, world, out)
+    assert result.exit_code == 2, result.output
+    assert "entry 2: the request's credential is not a key or portal session" in result.output
+    assert secret not in result.output and not out.exists()
