@@ -37,9 +37,21 @@ from clearing_sim.stopping import term_as_interrupt
 from clearing_sim.terminal import colour_wanted
 from clearing_sim.tls.contexts import TlsProblem, client_context
 
-__all__ = ["load_world", "load_world_or_exit", "serve"]
+__all__ = ["load_world", "load_world_or_exit", "serve", "token_warning"]
 
 _TOKEN = re.compile(r"[\x21-\x7e]{8,256}")
+_TOKEN_ADVISED = 16  # characters; the default token is 32 (token_urlsafe(24))
+
+
+def token_warning(token: str) -> str | None:
+    """What ``serve`` says of a short operator token (it is still taken: demos use one)."""
+    if len(token) >= _TOKEN_ADVISED:
+        return None
+    return (f"warning: the operator token has {len(token)} characters. It keys every secret "
+            "of this world, and any API key or webhook secret handed out lets its holder "
+            "test guesses of it offline (each one costing a scrypt): give "
+            f"{_TOKEN_ADVISED} or more random characters, or leave --operator-token out for a "
+            "random one")
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
@@ -218,6 +230,9 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
     click.echo(f"clearing-sim serving on {base}  ({sim.world.config.environment.value} world, "
                f"seed {sim.seed}, {clock} clock at {sim.world.iso()})")
     click.echo(f"operator token: {token}   (Authorization: Bearer {token} on /sim/v1)")
+    warning = token_warning(token)
+    if warning is not None:
+        click.echo(warning, err=True)
     click.echo(f"OpenAPI: {base}/openapi.json")
     for line in journaled:
         click.echo(line)

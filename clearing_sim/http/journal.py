@@ -34,7 +34,7 @@ from attrs import field, frozen
 __all__ = ["FORMAT", "Header", "JournalError", "JournalFile", "JournalWriter", "decode_line",
            "encode_line", "read_journal"]
 
-FORMAT = 1
+FORMAT = 2  # 2: the token check and sealing key derived from scrypt (sealing.token_key)
 MAGIC = "clearing-sim journal"
 _CRC_TAIL = len(',"crc":"00000000"}')
 

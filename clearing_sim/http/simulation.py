@@ -11,8 +11,9 @@ request that reads or changes the world and by the clock while it runs events;
 real webhook receivers, when the world lock is free so their calls back are served.
 
 Key material (portal signing key, API key, webhook and mandate secrets) is sealed with a
-secret derived from the operator token (``key_secret``): the seed, which is printed, does
-not tell anyone the keys; the same seed and token give the same keys and the same digest.
+secret derived from the operator token (``key_secret``, from the slow ``sealing.token_key``):
+the seed, which is printed, does not tell anyone the keys, and a key a caller holds is no
+cheap test of guesses at the token; the same seed and token give the same keys and digest.
 
 The operator surface draws its command ids from a stream of its own (seeded like the
 world, but not the world's), so operator calls never shift the ids the API hands out: the
@@ -30,6 +31,7 @@ from attrs import frozen
 from clearing_sim.http import heap
 from clearing_sim.http.delivery import RealDeliveries
 from clearing_sim.http.options import ServeOptions
+from clearing_sim.http.sealing import token_key
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import Stage
 from clearing_sim.service.api import ServiceAPI
@@ -132,8 +134,8 @@ class Simulation:
         ``seed_only_keys``)."""
         if self.options.seed_only_keys:
             return b""
-        token = self.options.operator_token.encode()
-        return hashlib.sha256(b"clearing-sim key secret\x00" + token).digest()
+        return hashlib.sha256(b"clearing-sim key secret\x00"
+                              + token_key(self.options.operator_token)).digest()
 
     def command_id(self) -> str:
         """A ``meta.commandId`` for an answer of the operator surface (not the world's ids)."""
