@@ -5,11 +5,15 @@ Public names: ``read_created``, ``read_refund``, ``read_snapshot``, ``step_allow
 Each reader returns the value or a sentence saying what is wrong with the answer. A status
 may only move forward along RECEIVED → PENDING_APPROVAL → APPROVED → EXECUTING → COMPLETED,
 to REJECTED before APPROVED, or from a non-final status to FAILED (sim.issuer); COMPLETED needs its
-on-chain proof (``onchain.txHash`` and an integer ``onchain.ledgerSequence``).
+on-chain proof (``onchain.txHash`` and an integer ``onchain.ledgerSequence``). An
+``instructionId`` is 1 to 200 of RFC 3986's unreserved characters, not ``.`` or ``..``: it
+becomes a path segment of the next read (one with a control character made no URL at all,
+and the advance that read it answered 500).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from clearing_sim.domain.instruction import FINAL, InstructionStatus
@@ -19,6 +23,9 @@ from clearing_sim.sim.issuer import Snapshot
 __all__ = ["read_created", "read_refund", "read_snapshot", "step_allowed"]
 
 _S = InstructionStatus
+#: RFC 3986's unreserved characters: a path segment as it is; no ``:``, which the client's
+#: own placeholders (``unanswered:``, ``conflicted:``) hold, so no answer can pose as one
+_INSTRUCTION_ID = re.compile(r"[A-Za-z0-9._~-]{1,200}")
 _ORDER = [_S.RECEIVED, _S.PENDING_APPROVAL, _S.APPROVED, _S.EXECUTING, _S.COMPLETED]
 
 
@@ -60,8 +67,11 @@ def read_created(call: Call) -> tuple[str, InstructionStatus] | str:
     if isinstance(body, str):
         return body
     instruction_id = body.get("instructionId")
-    if not isinstance(instruction_id, str) or not instruction_id or len(instruction_id) > 200:
+    if not isinstance(instruction_id, str) or not instruction_id:
         return "instructionId is missing or not a string"
+    if not _INSTRUCTION_ID.fullmatch(instruction_id) or instruction_id in (".", ".."):
+        return (f"instructionId {instruction_id[:60]!r} is not 1 to 200 of A-Z a-z 0-9 . _ ~ - "
+                "(it goes into the path GET /instructions/{id})")
     status = _status(body)
     return (instruction_id, status) if isinstance(status, InstructionStatus) else status
 

@@ -63,6 +63,7 @@ __all__ = ["CallbackQueue", "HttpGateway"]
 Proc = Generator[simpy.Event, Any, Any]
 _S = InstructionStatus
 UNANSWERED = "unanswered:"
+CONFLICTED = "conflicted:"  # a creation answered with another instruction's id
 STATE_NAMES = {Outcome.REJECTED: "instruction will be rejected",
                Outcome.SILENCE: "instruction will stay silent",
                Outcome.FAILED: "instruction will fail",
@@ -251,6 +252,10 @@ class HttpGateway:
                 ins.original = Snapshot(ins.id, _S.RECEIVED)
             return
         real_id, status = created
+        holder = self.instructions.get(real_id)
+        if holder is not None and holder is not ins:  # one id, two instructions
+            self._conflicting(ins, real_id)
+            return
         if ins.id.startswith(UNANSWERED):
             self._real_id[ins.id] = real_id
             self.instructions.pop(ins.id, None)
@@ -260,6 +265,23 @@ class HttpGateway:
         if ins.original is None:
             ins.original = Snapshot(real_id, status)
         self._check_two_phase(ins, status)
+
+    def _conflicting(self, ins: Instruction, real_id: str) -> None:
+        """The creation answer named an instruction id another instruction already holds: the
+        issuer answered one instruction for two (a completion would settle both on one
+        burn). The newcomer is kept under an id of its own and read as FAILED: its
+        transaction parks; the first instruction is left as it is."""
+        conflicted = f"{CONFLICTED}{ins.body['idempotencyKey']}"
+        if ins.id.startswith(UNANSWERED):  # the saga may hold the placeholder
+            self._real_id[ins.id] = conflicted
+            self.instructions.pop(ins.id, None)
+        ins.id = conflicted
+        self.instructions[ins.id] = ins
+        if ins.original is None:
+            ins.original = Snapshot(ins.id, _S.RECEIVED)
+        self._violation(ins, f"the creation answer names instruction {real_id!r}, which "
+                             f"another instruction ({self.instructions[real_id].kind} of "
+                             f"{self.instructions[real_id].transaction_id}) already holds")
 
     def _check_two_phase(self, ins: Instruction, status: InstructionStatus) -> None:
         """Mode 2 moves nothing before execute: EXECUTING or COMPLETED before it is a
@@ -285,6 +307,8 @@ class HttpGateway:
         ins = yield from self._resolve(instruction_id)
         if ins.id.startswith(UNANSWERED):
             return Snapshot(instruction_id, _S.RECEIVED)
+        if ins.id.startswith(CONFLICTED):  # no id of the issuer's to read it by
+            return Snapshot(instruction_id, _S.FAILED)
         snap = yield from self._read_patiently(ins)
         if ins.id in self._violations:
             return Snapshot(instruction_id, _S.FAILED)

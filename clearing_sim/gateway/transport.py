@@ -5,6 +5,12 @@ Public names: ``Call``, ``GatewayConfig``, ``Transport``, ``TransportProblem``,
 
 Every call has bounded timeouts and a bounded response size, and is recorded as a ``Call``
 (request and response, headers and bodies, elapsed wall time, or the error in plain words).
+An answer is read as the bytes that came (``read_bounded``): ``Accept-Encoding: identity`` is
+asked for and a compressed answer is not inflated (two gzip layers of 2.6 KB inflated to
+1.5 GB before the size check saw them), reading stops past ``response_bytes_max``, and the
+body must have come whole within ``timeout_s`` of the call's start (a gateway dripping a
+byte a second under each read's timeout held an advance for hours). The token endpoint's
+answer is read the same way. ``send`` never raises for anything a gateway answers.
 OAuth 2.0 client credentials (Authentication 8): the token is fetched on the first call and
 again once ``expires_in`` (less 30 s) has passed; a static ``bearer`` is the simpler
 alternative (Authlib's httpx client was tried and left: Authlib 1.9 deprecates it).
@@ -29,9 +35,11 @@ from clearing_sim.domain.instruction import Outcome
 from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.tls import TlsProblem, client_context, describe_tls_error
 
-__all__ = ["Call", "GatewayConfig", "Transport", "TransportProblem", "config_from_wire"]
+__all__ = ["ASKED", "Answer", "Call", "GatewayConfig", "Transport", "TransportProblem",
+           "config_from_wire", "read_bounded"]
 
 RESPONSE_BYTES_MAX = 65_536
+TOKEN_TTL_MAX_S = 86_400  # an access token's expires_in past a day is not believed
 #: what a bearer token may hold to travel in a header: visible ASCII, no spaces (RFC 6750's
 #: b64token is a subset)
 _TOKEN = re.compile(r"[\x21-\x7e]+")
@@ -43,6 +51,45 @@ def _header_token(value: str) -> bool:
 
 class TransportProblem(Exception):
     """The gateway cannot be called at all (bad TLS files, no token): bad set-up."""
+
+
+#: what a call can raise for what a peer did (an id it named that makes no URL, a broken
+#: answer, a closed connection); anything else is a bug and is let through
+_PEER_ERRORS = (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError)
+
+#: what every call asks for: the answer's bytes as sent, never compressed
+ASKED = {"Accept": "application/json", "Accept-Encoding": "identity"}
+
+
+@frozen
+class Answer:
+    """What ``read_bounded`` read: at most ``limit`` bytes of the body, as they came."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    problem: str | None  # larger than the bound, or encoded though identity was asked
+
+
+def read_bounded(response: httpx.Response, limit: int, deadline: float) -> Answer:
+    """Read a streamed ``response``'s raw body: at most ``limit`` bytes (one more tells it
+    is larger), all of it before ``deadline`` (``time.monotonic``) or ``httpx.ReadTimeout``;
+    never decoded, so a compression bomb stays the bytes it is."""
+    chunks, size = [], 0
+    for chunk in response.iter_raw():
+        if time.monotonic() > deadline:
+            raise httpx.ReadTimeout("the answer did not come whole in time")
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            break
+    body = b"".join(chunks)[:limit]
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    problem = f"the response is larger than {limit} bytes" if size > limit else None
+    if encoding not in ("", "identity"):
+        problem = (f"the response is Content-Encoding: {encoding[:40]}, but identity was asked "
+                   "for (Accept-Encoding: identity): not read")
+    return Answer(response.status_code, tuple(response.headers.items()), body, problem)
 
 
 @frozen
@@ -130,21 +177,25 @@ class _Token:
 
     def fetch(self, client: httpx.Client) -> None:
         assert self.config.token_url is not None
-        response = client.post(self.config.token_url, data={
-            "grant_type": "client_credentials", "client_id": self.config.client_id or "",
-            "client_secret": self.config.client_secret or ""},
-            headers={"Accept": "application/json"})
-        try:
-            body = parse_untrusted(response.content) if response.status_code == 200 else None
-        except ValueError:
-            body = None
+        deadline = time.monotonic() + self.config.timeout_s
+        with client.stream("POST", self.config.token_url, data={
+                "grant_type": "client_credentials", "client_id": self.config.client_id or "",
+                "client_secret": self.config.client_secret or ""}, headers=ASKED) as response:
+            answer = read_bounded(response, self.config.response_bytes_max, deadline)
+        body = None
+        if answer.status == 200 and answer.problem is None:
+            try:
+                body = parse_untrusted(answer.body)
+            except ValueError:
+                body = None
         token = body.get("access_token") if isinstance(body, dict) else None
         if not isinstance(token, str) or not _header_token(token):
-            raise ValueError(f"the token endpoint answered HTTP {response.status_code} "
-                             f"without a usable access_token: {response.text[:200]}")
+            said = answer.problem or answer.body[:200].decode("utf-8", "replace")
+            raise ValueError(f"the token endpoint answered HTTP {answer.status} "
+                             f"without a usable access_token: {said}")
         ttl = body.get("expires_in") if isinstance(body, dict) else None
-        ttl_s = float(ttl) if isinstance(ttl, int | float) and not isinstance(ttl, bool) \
-            else 300.0
+        ttl_s = float(ttl) if isinstance(ttl, int) and not isinstance(ttl, bool) \
+            and 0 < ttl <= TOKEN_TTL_MAX_S else 300.0  # an absurd lifetime: the default
         self.value = token
         self.expires_at = time.monotonic() + max(ttl_s - self.LEEWAY_S, ttl_s / 2)
 
@@ -192,7 +243,7 @@ class Transport:
             return None
         try:
             headers["Authorization"] = self.token.header(self.client) or ""
-        except (httpx.HTTPError, ValueError) as error:
+        except _PEER_ERRORS as error:
             reason = self._describe(error, self.config.token_url or "") \
                 if isinstance(error, httpx.HTTPError) else str(error)
             return f"OAuth token request to {self.config.token_url} failed: {reason}"
@@ -217,7 +268,7 @@ class Transport:
         if delay_s > 0:
             time.sleep(delay_s)
         raw = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
-        headers = {"Accept": "application/json"}
+        headers = dict(ASKED)
         if body is not None:
             headers["Content-Type"] = "application/json"
         started = time.perf_counter()
@@ -232,23 +283,17 @@ class Transport:
 
     def _send(self, method: str, url: str, raw: bytes, headers: dict[str, str],
               started: float, tag: str | None) -> Call:
-        limit = self.config.response_bytes_max
+        deadline = time.monotonic() + self.config.timeout_s
         try:
             with self.client.stream(method, url, content=raw or None,
                                     headers=headers) as response:
                 sent = tuple(response.request.headers.items())
-                chunks, size = [], 0
-                for chunk in response.iter_bytes():
-                    chunks.append(chunk)
-                    size += len(chunk)
-                    if size > limit:
-                        break
-        except httpx.HTTPError as error:
-            return Call(method, url, tuple(headers.items()), raw.decode(),
-                        error=self._describe(error, url),
+                answer = read_bounded(response, self.config.response_bytes_max, deadline)
+        except _PEER_ERRORS as error:  # whatever the gateway does is a Call
+            reason = self._describe(error, url) if isinstance(error, httpx.HTTPError) \
+                else f"{type(error).__name__}: {str(error)[:200]}"
+            return Call(method, url, tuple(headers.items()), raw.decode(), error=reason,
                         elapsed_ms=(time.perf_counter() - started) * 1000, tag=tag)
         elapsed = (time.perf_counter() - started) * 1000
-        text = b"".join(chunks)[:limit].decode("utf-8", "replace")
-        too_large = f"the response is larger than {limit} bytes" if size > limit else None
-        return Call(method, url, sent, raw.decode(), response.status_code,
-                    tuple(response.headers.items()), text, elapsed, too_large, tag)
+        return Call(method, url, sent, raw.decode(), answer.status, answer.headers,
+                    answer.body.decode("utf-8", "replace"), elapsed, answer.problem, tag)

@@ -404,6 +404,82 @@ def test_a_gateway_answering_json_nested_past_any_limit_is_silence_and_parks_at_
     assert (tx["lifecycleStatus"], tx["parked"], tx["terminal"]) == ("failed", True, True), tx
 
 
+def _lying_gateway(instruction_id: str) -> Any:
+    """A hostile gateway: every creation answered with ``instruction_id``; a read of it
+    COMPLETED with an on-chain proof; anything else ``{}``."""
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        path, body = scope["path"], {}
+        if path.endswith("-instructions"):
+            body = {"instructionId": instruction_id, "status": "RECEIVED"}
+        elif path.startswith("/instructions/"):
+            body = {"instructionId": path.rsplit("/", 1)[1], "status": "COMPLETED",
+                    "onchain": {"txHash": "ab" * 32, "ledgerSequence": 7}}
+        await send({"type": "http.response.start", "status": 201 if "-instr" in path else 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+    return app
+
+
+def _redeems_through(app: Any, amounts: tuple[str, ...], minutes: int
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Redeems of ``amounts`` by one member through an issuer on ``app``, the clock run
+    ``minutes`` a minute at a time (every advance 200): the transactions and the log's
+    protocol violations."""
+    gateway = ServerThread(app).start()
+    shim_server = ServerThread(create_app(ServeOptions(operator_token=TOKEN, seed=3))).start()
+    try:
+        with httpx.Client(base_url=shim_server.base_url, timeout=30) as shim:
+            quid = _add(shim, issuer_body("Sol Quid", "GBPQ", "solana"))
+            member = _add(shim, {"kind": "clearing_member", "name": "Northbank",
+                                 "wallets": {"GBPQ": "100.00"}})
+            put = shim.put(f"/sim/v1/operator/issuers/{quid.id}/gateway", headers=OP,
+                           json={"apiBaseUrl": gateway.base_url, "patienceMs": 0})
+            assert put.status_code == 200, put.text
+            assert quid.asset is not None
+            auth = {"Authorization": f"Bearer {member.key}"}
+            ids = []
+            for n, amount in enumerate(amounts):
+                made = shim.post("/api/v1/transactions", headers=auth,
+                                 json=redeem_body(quid.asset, amount, f"INV-{n}"))
+                assert made.status_code == 201, made.text
+                ids.append(made.json()["data"]["id"])
+            for _ in range(minutes):
+                advanced = shim.post("/sim/v1/clock/advance", headers=OP, json={"seconds": 60})
+                assert advanced.status_code == 200, advanced.text
+            txs = [shim.get(f"/api/v1/transactions/{tx}", headers=auth).json()["data"]
+                   for tx in ids]
+            log = shim.get("/sim/v1/log?kind=issuer.protocol_violation", headers=OP)
+            violations = [r["fields"] for r in log.json()["data"]]
+    finally:
+        shim_server.stop()
+        gateway.stop()
+    return txs, violations
+
+
+def test_an_instruction_id_answered_for_two_instructions_settles_only_the_first() -> None:
+    """Settlement only on proof of the transaction's own burn: a gateway answering one id
+    for two creations settled both redeems on the one burn (the member paid 30.00 and the
+    20.00 was never burned). The second creation's answer is a protocol violation: FAILED,
+    parked, nothing undone (the issuer cannot be trusted about that asset)."""
+    (first, second), violations = _redeems_through(_lying_gateway("ins_1"),
+                                                   ("10.00", "20.00"), 3)
+    assert (first["lifecycleStatus"], first["parked"]) == ("settled", False), first
+    assert (second["lifecycleStatus"], second["parked"]) == ("failed", True), second
+    assert [v["transactionId"] for v in violations] == [second["id"]]
+    assert "names instruction 'ins_1', which another instruction" in violations[0]["problem"]
+
+
+def test_an_instruction_id_that_makes_no_url_is_a_malformed_answer_not_a_500() -> None:
+    """``"a\u0007b"`` went into the next read's URL: httpx.InvalidURL escaped the call,
+    the advance answered 500 and the batch of calls was lost. It is a malformed answer
+    now (no news): the redeem parks at its SLA, and every advance is 200."""
+    (tx,), violations = _redeems_through(_lying_gateway("a\u0007b"), ("10.00",), 16)
+    assert (tx["lifecycleStatus"], tx["parked"]) == ("failed", True), tx
+    assert violations == []
+
+
 # virtual time and wall time: a real gateway call does not block the shim ------------------
 class _Held:
     """The reference gateway, holding each call to a path ending ``suffix`` (the
