@@ -3,8 +3,11 @@
 Public names: ``CallbackReceiver``.
 
 It answers 200 to any POST on ``/issuer-webhooks`` and queues the signature header and the
-raw body with their wall arrival time; the world takes them at its next step
-(``HttpGateway.take_callbacks``), where they are verified and dropped or used as a prompt.
+raw body with their wall arrival time (a body of at most ``BODY_MAX`` bytes whose
+``Content-Length`` is a plain number: 400 for another, 413 past the bound; each read of a
+connection waits at most ``READ_TIMEOUT_S``; 503 once ``CallbackQueue.KEPT_MAX`` arrived);
+the world takes them at its next step (``HttpGateway.take_callbacks``), where they are
+verified and dropped or used as a prompt.
 
 With ``tls`` it serves HTTPS, as a real service's webhook endpoint would: the certificate
 (``service-webhooks.crt`` from ``clearing-sim issuer certs``) is presented to the issuer's
@@ -28,6 +31,7 @@ __all__ = ["CallbackReceiver"]
 
 PATH = "/issuer-webhooks"
 BODY_MAX = 65_536
+READ_TIMEOUT_S = 10.0
 HANDSHAKE_TIMEOUT_S = 10.0
 
 
@@ -61,15 +65,19 @@ class CallbackReceiver:
         self.queue = queue
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = READ_TIMEOUT_S  # each read of the connection (socket timeout)
+
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if self.path != PATH or length > BODY_MAX:
-                    self.send_response(404 if self.path != PATH else 413)
-                    self.end_headers()
-                    return
-                raw = self.rfile.read(length)
-                queue.put(self.headers.get("Service-Signature"), raw)
-                self.send_response(200)
+                declared = (self.headers.get("Content-Length") or "0").strip()
+                length = int(declared) if declared.isascii() and declared.isdigit() else -1
+                status = 404 if self.path != PATH else 400 if length < 0 \
+                    else 413 if length > BODY_MAX else 0
+                if not status:
+                    raw = self.rfile.read(length)
+                    status = 200 if len(raw) == length and queue.put(
+                        self.headers.get("Service-Signature"), raw) else \
+                        400 if len(raw) != length else 503
+                self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 

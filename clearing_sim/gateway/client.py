@@ -75,16 +75,22 @@ class CallbackQueue:
     """Status webhooks that arrived over HTTP (any thread), waiting for the world to take
     them: ``(signature header, raw body, arrival unix seconds)``."""
 
+    KEPT_MAX = 1_000  # a kit run's issuer sends a few dozen; past this: refused, not kept
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: list[tuple[str | None, bytes, int]] = []
         self.received: list[tuple[str | None, bytes, int]] = []  # all, for evidence
 
-    def put(self, signature: str | None, raw: bytes) -> None:
+    def put(self, signature: str | None, raw: bytes) -> bool:
+        """Queue one; False (not kept) once ``KEPT_MAX`` have arrived."""
         item = (signature, raw, int(time.time()))
         with self._lock:
+            if len(self.received) >= self.KEPT_MAX:
+                return False
             self._items.append(item)
             self.received.append(item)
+        return True
 
     def take(self) -> list[tuple[str | None, bytes, int]]:
         with self._lock:

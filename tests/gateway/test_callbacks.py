@@ -7,6 +7,7 @@ Spec, Issuer-side contract: the issuer sends signed status webhooks to its decla
 
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any
 
@@ -105,3 +106,36 @@ def test_callback_tls_options_go_together_and_bad_files_exit_2(certs: CertBundle
         "issuer", "--api-base-url", "http://127.0.0.1:9", "--triggers",
         "--callback-tls-cert", str(certs.webhook_cert)])
     assert half.exit_code == 2 and "go together" in half.output
+
+
+def _raw_post(port: int, head: bytes, body: bytes = b"") -> bytes:
+    """One request as bytes on a plain socket; the status line of the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+        sock.sendall(head + body)
+        sock.shutdown(socket.SHUT_WR)  # the peer sends nothing more (a read to EOF ends)
+        return sock.recv(200).split(b"\r\n", 1)[0]
+
+
+@pytest.mark.parametrize(("length", "status"), [
+    (b"-1", b"400"), (b"+5", b"400"), (b"5 5", b"400"), (b"\xd9\xa3", b"400"),
+    (b"65537", b"413"), (b"99999999999999999999", b"413"),
+    (str(len(RAW)).encode(), b"200")])
+def test_a_callbacks_length_is_a_plain_number_within_the_bound(length: bytes,
+                                                               status: bytes) -> None:
+    """A ``Content-Length: -1`` passed the size check and read the connection to its end
+    (a flood of 2.8 GB into the kit, unauthenticated). Only a plain number up to
+    ``BODY_MAX`` is read; the queue holds only what was read whole."""
+    queue = CallbackQueue()
+    with CallbackReceiver(queue) as receiver:
+        port = int(receiver.url.split(":")[2].split("/")[0])
+        head = (b"POST /issuer-webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: " + length
+                + b"\r\n\r\n")
+        assert _raw_post(port, head, RAW + b"x" * 100_000).split(b" ")[1] == status
+    assert queue.received == ([(None, RAW, queue.received[0][2])] if status == b"200" else [])
+
+
+def test_the_queue_keeps_at_most_its_bound_and_refuses_the_rest() -> None:
+    queue = CallbackQueue()
+    kept = [queue.put(None, RAW) for _ in range(CallbackQueue.KEPT_MAX + 5)]
+    assert kept.count(True) == CallbackQueue.KEPT_MAX and kept[-5:] == [False] * 5
+    assert len(queue.take()) == len(queue.received) == CallbackQueue.KEPT_MAX
