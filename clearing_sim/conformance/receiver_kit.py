@@ -38,6 +38,7 @@ object holding ``lifecycleStatus``, ``parked`` and ``terminal`` (at the top leve
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -53,12 +54,16 @@ from clearing_sim.domain.delivery import DELIVERY_TIMEOUT_MS, WebhookEvent
 from clearing_sim.domain.instruction import Outcome
 from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.domain.lifecycle import EventType
+from clearing_sim.peer_answers import Answer, read_bounded_async
 from clearing_sim.webhooks import TransactionView
 
 __all__ = ["CHECKS", "DELIVERY_TIMEOUT_S", "KitOptions", "TargetUnreachable", "probe_target",
            "run_battery"]
 
 DELIVERY_TIMEOUT_S = DELIVERY_TIMEOUT_MS / 1000
+ANSWER_BYTES_MAX = 65_536  # of a receiver's answer, read raw; the rest is not read
+#: what a request can raise for what a receiver did; anything else is the kit's bug
+_PEER_ERRORS = (httpx.HTTPError, httpx.InvalidURL, TimeoutError, OSError, ValueError)
 _G1 = "Events, guarantee 1: at least once; deduplicate on Service-Webhook-Id, not on type " \
       "plus transactionId (a transaction can re-enter in_flight)"
 _G2 = "Events, guarantee 2: arrival order is not ordering; drive state from the resource"
@@ -154,22 +159,41 @@ class _Battery:
         self.expected[tx_id] = self.stage.view(tx_id)
         started = time.perf_counter()
         try:
-            response = await self.client.post(self.options.url, content=delivery.body,
-                                              headers=headers, timeout=self.options.timeout_s)
-        except httpx.HTTPError as error:
+            answer = await self._exchange("POST", self.options.url, delivery.body, headers)
+        except _PEER_ERRORS as error:
             elapsed = time.perf_counter() - started
-            reason = "no answer within 10 s" if isinstance(error, httpx.TimeoutException) \
-                else f"{type(error).__name__}: {error}"
             exchange = Exchange("POST", self.options.url, headers, delivery.body,
-                                elapsed_ms=elapsed * 1000, error=reason)
+                                elapsed_ms=elapsed * 1000, error=self._reason(error))
             return Attempt(delivery.event_id, exchange, None,
                            tuple(self.stage.fetched(tx_id, before)), elapsed)
         elapsed = time.perf_counter() - started
         exchange = Exchange("POST", self.options.url, headers, delivery.body,
-                            response.status_code, tuple(response.headers.items()),
-                            response.content, elapsed_ms=elapsed * 1000)
-        return Attempt(delivery.event_id, exchange, response.status_code,
+                            answer.status, answer.headers, answer.body,
+                            elapsed_ms=elapsed * 1000, error=answer.problem)
+        return Attempt(delivery.event_id, exchange, answer.status,
                        tuple(self.stage.fetched(tx_id, before)), elapsed)
+
+    async def _exchange(self, method: str, url: str, body: bytes,
+                        headers: list[tuple[str, str]]) -> Answer:
+        """One request, its answer read raw (never inflated), at most ``ANSWER_BYTES_MAX``
+        bytes, the whole exchange within the timeout: a receiver that drips its answer, or
+        answers a gzip bomb or an endless body, costs the kit 10 s and 64 KiB."""
+        async def exchange() -> Answer:
+            request = self.client.build_request(
+                method, url, content=body or None,
+                headers=[*headers, ("Accept-Encoding", "identity")])
+            response = await self.client.send(request, stream=True)
+            try:
+                return await read_bounded_async(response, ANSWER_BYTES_MAX)
+            finally:
+                await response.aclose()
+
+        return await asyncio.wait_for(exchange(), self.options.timeout_s)
+
+    def _reason(self, error: BaseException) -> str:
+        if isinstance(error, TimeoutError | httpx.TimeoutException):
+            return f"no answer within {self.options.timeout_s:g} s"
+        return f"{type(error).__name__}: {str(error)[:300]}"
 
     def now_s(self) -> int:
         return int(self.options.wall_s())
@@ -231,13 +255,13 @@ class _Battery:
         url = probe_target(self.options.probe_url, tx_id)
         started = time.perf_counter()
         try:
-            response = await self.client.get(url, timeout=self.options.timeout_s)
-        except httpx.HTTPError as error:
-            return None, Exchange("GET", url, error=f"{type(error).__name__}: {error}")
-        exchange = Exchange("GET", url, (), b"", response.status_code,
-                            tuple(response.headers.items()), response.content,
-                            elapsed_ms=(time.perf_counter() - started) * 1000)
-        return _view_of(response), exchange
+            answer = await self._exchange("GET", url, b"", [])
+        except _PEER_ERRORS as error:
+            return None, Exchange("GET", url, error=self._reason(error))
+        exchange = Exchange("GET", url, (), b"", answer.status, answer.headers, answer.body,
+                            elapsed_ms=(time.perf_counter() - started) * 1000,
+                            error=answer.problem)
+        return _view_of(answer), exchange
 
     async def judged(self, tx_id: str, last: Attempt) -> tuple[bool, str, tuple[Exchange, ...]]:
         """Whether the receiver ended with the transaction's true state: by its probe when
@@ -259,11 +283,11 @@ def _answer(attempt: Attempt) -> str:
     return str(attempt.status) if attempt.status is not None else str(attempt.exchange.error)
 
 
-def _view_of(response: httpx.Response) -> TransactionView | None:
-    if response.status_code != 200:
+def _view_of(answer: Answer) -> TransactionView | None:
+    if answer.status != 200 or answer.problem is not None:
         return None
     try:
-        data: Any = parse_untrusted(response.content)
+        data: Any = parse_untrusted(answer.body)
         data = data.get("data", data) if isinstance(data, dict) else data
         return TransactionView.of(data)
     except (ValueError, KeyError, TypeError, AttributeError):

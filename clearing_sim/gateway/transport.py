@@ -5,12 +5,10 @@ Public names: ``Call``, ``GatewayConfig``, ``Transport``, ``TransportProblem``,
 
 Every call has bounded timeouts and a bounded response size, and is recorded as a ``Call``
 (request and response, headers and bodies, elapsed wall time, or the error in plain words).
-An answer is read as the bytes that came (``read_bounded``): ``Accept-Encoding: identity`` is
-asked for and a compressed answer is not inflated (two gzip layers of 2.6 KB inflated to
-1.5 GB before the size check saw them), reading stops past ``response_bytes_max``, and the
-body must have come whole within ``timeout_s`` of the call's start (a gateway dripping a
-byte a second under each read's timeout held an advance for hours). The token endpoint's
-answer is read the same way. ``send`` never raises for anything a gateway answers.
+An answer is read by ``clearing_sim.peer_answers.read_bounded``: never inflated, at most
+``response_bytes_max`` bytes, whole within ``timeout_s`` of the call's start (a gateway
+dripping a byte a second under each read's timeout held an advance for hours). The token
+endpoint's answer is read the same way. ``send`` never raises for anything a gateway answers.
 OAuth 2.0 client credentials (Authentication 8): the token is fetched on the first call and
 again once ``expires_in`` (less 30 s) has passed; a static ``bearer`` is the simpler
 alternative (Authlib's httpx client was tried and left: Authlib 1.9 deprecates it).
@@ -33,10 +31,10 @@ from attrs import field, frozen
 
 from clearing_sim.domain.instruction import Outcome
 from clearing_sim.domain.jsontext import parse_untrusted
+from clearing_sim.peer_answers import ASKED, read_bounded
 from clearing_sim.tls import TlsProblem, client_context, describe_tls_error
 
-__all__ = ["ASKED", "Answer", "Call", "GatewayConfig", "Transport", "TransportProblem",
-           "config_from_wire", "read_bounded"]
+__all__ = ["Call", "GatewayConfig", "Transport", "TransportProblem", "config_from_wire"]
 
 RESPONSE_BYTES_MAX = 65_536
 TOKEN_TTL_MAX_S = 86_400  # an access token's expires_in past a day is not believed
@@ -56,40 +54,6 @@ class TransportProblem(Exception):
 #: what a call can raise for what a peer did (an id it named that makes no URL, a broken
 #: answer, a closed connection); anything else is a bug and is let through
 _PEER_ERRORS = (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError)
-
-#: what every call asks for: the answer's bytes as sent, never compressed
-ASKED = {"Accept": "application/json", "Accept-Encoding": "identity"}
-
-
-@frozen
-class Answer:
-    """What ``read_bounded`` read: at most ``limit`` bytes of the body, as they came."""
-
-    status: int
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
-    problem: str | None  # larger than the bound, or encoded though identity was asked
-
-
-def read_bounded(response: httpx.Response, limit: int, deadline: float) -> Answer:
-    """Read a streamed ``response``'s raw body: at most ``limit`` bytes (one more tells it
-    is larger), all of it before ``deadline`` (``time.monotonic``) or ``httpx.ReadTimeout``;
-    never decoded, so a compression bomb stays the bytes it is."""
-    chunks, size = [], 0
-    for chunk in response.iter_raw():
-        if time.monotonic() > deadline:
-            raise httpx.ReadTimeout("the answer did not come whole in time")
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            break
-    body = b"".join(chunks)[:limit]
-    encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    problem = f"the response is larger than {limit} bytes" if size > limit else None
-    if encoding not in ("", "identity"):
-        problem = (f"the response is Content-Encoding: {encoding[:40]}, but identity was asked "
-                   "for (Accept-Encoding: identity): not read")
-    return Answer(response.status_code, tuple(response.headers.items()), body, problem)
 
 
 @frozen

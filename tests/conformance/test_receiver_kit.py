@@ -4,12 +4,14 @@ Events: guarantees 1-3, Signature and its 300-second replay window)."""
 from __future__ import annotations
 
 import asyncio
+import gzip
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 import stripe
 from starlette.applications import Starlette
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from clearing_sim.conformance.forge import FORGED_KINDS
@@ -150,3 +152,41 @@ def test_a_receiver_with_the_wrong_api_key_is_told_so() -> None:
     fetch = next(c for c in report.checks if c.id == "fetch-before-answer")
     assert fetch.verdict is Verdict.FAIL and "the shim answered 401" in fetch.reason
     assert _verdicts(report)["valid-delivery"] is Verdict.FAIL  # it answered 503: not processed
+
+
+_BOMB = gzip.compress(gzip.compress(bytes(64 << 20), compresslevel=9), compresslevel=9)
+
+
+def test_a_receiver_answering_a_bomb_and_a_drip_costs_the_kit_its_bounds_only() -> None:
+    """A receiver's answer is untrusted input: the kit read it whole, inflated (a 1.5 MB
+    gzip bomb took it to 9 GB) and with no deadline on the whole (a probe dripping a byte
+    every 0.1 s held it as long as it liked). Now each answer is read raw, at most 64 KiB,
+    whole within the kit's timeout; the bomb is a 200 like any other, the drip no answer."""
+    async def bomb(_: object) -> Response:
+        return Response(_BOMB, headers={"Content-Encoding": "gzip, gzip"})
+
+    async def drip(_: object) -> StreamingResponse:
+        async def body() -> AsyncIterator[bytes]:
+            for _ in range(600):  # a minute, unless the kit hangs up
+                await asyncio.sleep(0.1)
+                yield b" "
+        return StreamingResponse(body(), media_type="application/json")
+
+    server = ReceiverServer(Starlette(routes=[Route("/webhooks", bomb, methods=["POST"]),
+                                              Route("/transactions/{id}", drip)]))
+    server.start()
+    try:
+        report = asyncio.run(run_receiver_kit(KitOptions(
+            f"{server.url}/webhooks", SECRET, f"{server.url}/transactions/{{id}}",
+            timeout_s=1.0), port=free_port()))
+    finally:
+        server.stop()
+    verdicts = _verdicts(report)
+    assert verdicts["valid-delivery"] is Verdict.PASS, report.checks
+    exchanges = [e for check in report.checks for e in check.evidence.exchanges]
+    posts = [e for e in exchanges if e.method == "POST"]
+    gets = [e for e in exchanges if e.method == "GET"]
+    assert posts and all(len(e.response_body) <= 4 * 65_536 for e in posts)
+    assert all("Content-Encoding: gzip, gzip" in (e.error or "") for e in posts)
+    assert gets and all(e.status is None and "no answer within 1 s" in (e.error or "")
+                        for e in gets)
