@@ -18,7 +18,12 @@ from attrs import Factory, field, frozen, validators
 
 from clearing_sim.domain.timefmt import parse_duration_ms
 
-__all__ = ["Exponential", "Fixed", "Latency", "LogNormal", "Uniform", "parse_latency"]
+__all__ = ["SIGMA_MAX", "Exponential", "Fixed", "Latency", "LogNormal", "Uniform",
+           "parse_latency"]
+
+#: past it a draw overflows a float (exp of z * sigma): no latency is that spread
+SIGMA_MAX = 10.0
+_LOGNORMAL_KEYS = frozenset({"median", "sigma", "max"})
 
 _non_negative = validators.ge(0)
 _NV_MAGICCONST = 4 * math.exp(-0.5) / math.sqrt(2.0)  # random.NV_MAGICCONST, as random.py makes it
@@ -87,7 +92,8 @@ class LogNormal:
     ``random()`` calls in the same order giving the same floats."""
 
     median_ms: int = field(validator=validators.gt(0))
-    sigma: float = field(default=0.5, validator=validators.ge(0.0))
+    sigma: float = field(default=0.5, validator=[validators.ge(0.0),
+                                                 validators.le(SIGMA_MAX)])
     max_ms: int | None = field(default=None,
                                validator=validators.optional(validators.ge(0)))
     _mu: float = field(init=False, repr=False, eq=False,
@@ -145,7 +151,13 @@ def _parse_latency(spec: object) -> Latency:
     if kind == "exponential":
         return Exponential(_ms(value))
     if kind == "lognormal" and isinstance(value, Mapping):
+        unknown = sorted(str(name)[:40] for name in value if name not in _LOGNORMAL_KEYS)
+        if unknown:
+            raise ValueError(f"a lognormal latency has median, sigma and max, not {unknown}")
+        sigma = value.get("sigma", 0.5)
+        if isinstance(sigma, bool) or not isinstance(sigma, int | float) \
+                or not 0 <= sigma <= SIGMA_MAX:
+            raise ValueError(f"a lognormal sigma is a number from 0 to {SIGMA_MAX:g}")
         cap = value.get("max")
-        return LogNormal(_ms(value["median"]), float(value.get("sigma", 0.5)),
-                         None if cap is None else _ms(cap))
+        return LogNormal(_ms(value["median"]), float(sigma), None if cap is None else _ms(cap))
     raise ValueError(f"unknown latency form {kind!r}")

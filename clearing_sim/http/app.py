@@ -112,8 +112,9 @@ class Shim:
             except DomainError:
                 return True
             return False
-        if _prefixed(path, WEBHOOK_PREFIX):  # signed over its body: the body is the check
-            return request.method != "POST"
+        if _prefixed(path, WEBHOOK_PREFIX):  # signed over its body: the body is the check,
+            issuer_id = path[len(WEBHOOK_PREFIX) + 1:]  # for an issuer this world has
+            return request.method != "POST" or issuer_id not in self.sim.world.issuers
         if not _prefixed(path, "/api/v1"):
             return True
         try:

@@ -20,7 +20,11 @@ from clearing_sim.domain.signing import verify
 if TYPE_CHECKING:
     from clearing_sim.sim.world import World
 
-__all__ = ["IssuerInbox"]
+__all__ = ["ID_LOGGED_MAX", "IssuerInbox"]
+
+#: of an id a dropped delivery named (its path's issuer id, its body's instruction id): an
+#: anonymous caller must not make the log hold a megabyte per request
+ID_LOGGED_MAX = 200
 
 
 class IssuerInbox:
@@ -63,8 +67,10 @@ class IssuerInbox:
             now_s = (world.epoch_ms + world.now_ms) // 1000
         if gateway is None or instruction_id is None \
                 or not verify(gateway.webhook_secret, signature, raw, now_s):
-            world.log.append("issuer.webhook", issuerId=issuer_id,
-                             instructionId=instruction_id, verified=False, outcome="dropped")
+            world.log.append("issuer.webhook", issuerId=issuer_id[:ID_LOGGED_MAX],
+                             instructionId=None if instruction_id is None
+                             else instruction_id[:ID_LOGGED_MAX],
+                             verified=False, outcome="dropped")
             return False
         world.log.append("issuer.webhook", issuerId=issuer_id,
                          instructionId=instruction_id, verified=True, outcome="prompt")

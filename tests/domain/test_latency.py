@@ -153,6 +153,11 @@ def test_parse_latency_forms(spec: object, expected: Latency) -> None:
     {"uniform": [1]}, {"uniform": "1s"}, {"uniform": [1, 2, 3]},
     {"exponential": 0}, {"exponential": [1]},
     {"lognormal": "2s"}, {"lognormal": {"median": "2s", "sigma": "wide"}},
+    {"lognormal": {"median": "1ms", "extra": 1}}, {"lognormal": {"median": "2s", "sigma": "0.5"}},
+    {"lognormal": {"median": "2s", "sigma": "1e-400"}}, {"lognormal": {"median": "2s",
+                                                                      "sigma": 1e300}},
+    {"lognormal": {"median": "2s", "sigma": True}}, {"lognormal": {"median": "2s",
+                                                                   "sigma": float("nan")}},
     {"gamma": 1},
 ], ids=repr)
 def test_parse_latency_refusals(spec: object) -> None:
@@ -167,3 +172,25 @@ def test_parse_latency_refusals(spec: object) -> None:
 def test_parse_latency_refuses_a_malformed_lognormal_with_value_error(spec: object) -> None:
     with pytest.raises(ValueError):
         parse_latency(spec)
+
+
+_specs = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**40, 10**40) | st.floats()
+    | st.sampled_from(["1s", "5ms", "0", "2m", "x", "1e-400", "0.5"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["fixed", "uniform", "exponential", "lognormal", "median", "sigma",
+                         "max", "extra"]), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300)
+@given(spec=_specs, seed=st.integers(0, 2**32))
+def test_any_spec_is_a_latency_that_samples_or_a_value_error(spec: object, seed: int) -> None:
+    """The hostile-input rule, for the operator's behaviour route and the scenario loader
+    alike: a spec is refused with ValueError or is a latency whose every draw is a whole,
+    non-negative number of milliseconds (a sigma of 1e300 was taken, and its first draw
+    overflowed a float inside the engine; an unknown key or a string sigma were taken)."""
+    try:
+        latency = parse_latency(spec)
+    except ValueError:
+        return
+    assert all(isinstance(v, int) and v >= 0 for v in samples(latency, seed, 20))

@@ -30,6 +30,7 @@ from clearing_sim.http.operator import OPERATOR_ROUTES
 from clearing_sim.service.auth import Credentials
 from clearing_sim.service.routes import ROUTES
 from clearing_sim.sim.examples import issuer_profile
+from clearing_sim.sim.inbox import ID_LOGGED_MAX
 from clearing_sim.sim.world import World, WorldConfig
 from tests.http.conftest import TOKEN, Client
 from tests.service.test_hostile_input import state_digest
@@ -106,6 +107,26 @@ def test_a_body_is_not_read_before_authentication() -> None:
         sent = call(app, "POST", path, headers=headers, body=big)
         assert sent.status in (401, 404) and sent.reads == 0, (path, sent.status)
         assert json.loads(sent.body)["errors"]
+
+
+def test_an_issuer_webhook_for_no_issuer_of_this_world_is_refused_unread_and_logged_short(
+        ) -> None:
+    """Authentication 8, and the hostile-input rule: an anonymous POST to
+    ``/issuer-webhooks/<anything>`` read its megabyte, journaled it (fsynced) and logged the
+    whole path and instruction id: five posts grew a journal by 5 MB. The answer cannot
+    depend on the body when the issuer is not this world's, so it is 401 unread; what a
+    dropped delivery logs of its ids is bounded."""
+    app = create_app(ServeOptions(operator_token=TOKEN))
+    world = app.state.sim.world
+    body = json.dumps({"instructionId": "i" * 500_000}).encode()
+    sent = call(app, "POST", "/issuer-webhooks/" + "n" * 5000, body=body)
+    assert sent.status == 401 and sent.reads == 0
+    issuer = _cast(app)["issuer"]
+    sent = call(app, "POST", f"/issuer-webhooks/{issuer}", body=body)
+    assert sent.status == 401 and sent.reads > 0  # a known issuer: its signature is checked
+    logged = world.log.select("issuer.webhook")
+    assert [len(str(r["issuerId"])) for r in logged] == [ID_LOGGED_MAX, len(issuer)]
+    assert [r["instructionId"] for r in logged] == [None, "i" * ID_LOGGED_MAX]
 
 
 def test_a_public_route_reads_at_most_one_mib_and_one_byte() -> None:
