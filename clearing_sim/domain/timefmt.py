@@ -30,10 +30,35 @@ def render_iso(epoch_unix_ms: int, now_ms: int = 0) -> str:
     return f"{_date(day)}{hours:02d}:{minutes:02d}:{seconds:02d}.{ms:03d}Z"
 
 
+#: the days ``datetime`` can hold: 0001-01-01 and 9999-12-31, counted from the unix epoch
+_DAY_MIN, _DAY_MAX = -719_162, 2_932_896
+
+
 @functools.lru_cache(maxsize=1024)
 def _date(day: int) -> str:
-    """``2026-01-01T`` for the ``day``-th day since the unix epoch."""
-    return (_UNIX + timedelta(days=day)).strftime("%Y-%m-%dT")
+    """``2026-01-01T`` for the ``day``-th day since the unix epoch; any day at all.
+
+    A world's clock can pass 9999-12-31 (an epoch in 9999 and an advance, a scenario's
+    ``advance: 3000000d``): ``datetime`` cannot hold that day and raised OverflowError,
+    and every later request of a served world answered 500, its journal unable to replay.
+    Outside ``datetime``'s years the date is ISO 8601's expanded form (a sign and five or
+    more digits of the proleptic Gregorian year, year 0 being 1 BC), from the days alone."""
+    if _DAY_MIN <= day <= _DAY_MAX:
+        return (_UNIX + timedelta(days=day)).strftime("%Y-%m-%dT")
+    year, month, mday = _civil(day)
+    return f"{'+' if year >= 0 else '-'}{abs(year):05d}-{month:02d}-{mday:02d}T"
+
+
+def _civil(day: int) -> tuple[int, int, int]:
+    """The proleptic Gregorian (year, month, day) of the ``day``-th day since 1970-01-01
+    (H. Hinnant's ``civil_from_days``: 400-year eras of 146,097 days, years from March)."""
+    era, of_era = divmod(day + 719_468, 146_097)
+    year_of_era = (of_era - of_era // 1460 + of_era // 36_524 - of_era // 146_096) // 365
+    of_year = of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    shifted = (5 * of_year + 2) // 153  # months from March
+    mday = of_year - (153 * shifted + 2) // 5 + 1
+    month = shifted + 3 if shifted < 10 else shifted - 9
+    return year_of_era + era * 400 + (month <= 2), month, mday
 
 
 def parse_iso(text: str) -> int:

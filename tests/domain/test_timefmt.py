@@ -4,11 +4,13 @@ world's epoch + now_ms)."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clearing_sim.domain import timefmt
 from clearing_sim.domain.timefmt import parse_duration_ms, parse_iso, render_iso
 
 EPOCH_MS = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
@@ -88,3 +90,33 @@ def test_render_iso_is_the_strftime_text(unix_ms: int) -> None:
     moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=unix_ms)
     assert render_iso(unix_ms) == \
         moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+_DATETIME_DAYS = st.integers(-719_162, 2_932_896)  # 0001-01-01 .. 9999-12-31
+
+
+@given(_DATETIME_DAYS)
+def test_the_civil_date_of_a_day_is_datetimes(day: int) -> None:
+    moment = date(1970, 1, 1) + timedelta(days=day)
+    assert timefmt._civil(day) == (moment.year, moment.month, moment.day)
+
+
+@given(st.integers(-(10**18), 10**18), st.integers(-(10**18), 10**18))
+def test_render_iso_renders_every_instant(epoch_ms: int, now_ms: int) -> None:
+    """A world's clock past 9999-12-31 made ``render_iso`` raise OverflowError: a served
+    world answered 500 to every later request and its journal could not replay. Every
+    instant renders; the years datetime holds exactly as before, the others in ISO 8601's
+    expanded form."""
+    text = render_iso(epoch_ms, now_ms)
+    day = (epoch_ms + now_ms) // 86_400_000
+    if -719_162 <= day <= 2_932_896:
+        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=epoch_ms + now_ms)
+        assert text == moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    else:
+        assert text[0] in "+-" and text.endswith("Z") and len(text.split("-", 2)[1]) >= 2
+
+
+def test_the_first_instant_past_9999_is_year_ten_thousand() -> None:
+    last = parse_iso("9999-12-31T23:59:59.999Z")
+    assert render_iso(last) == "9999-12-31T23:59:59.999Z"
+    assert render_iso(last, 1) == "+10000-01-01T00:00:00.000Z"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import time
@@ -13,10 +14,12 @@ import pytest
 
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http import clock as clock_module
+from clearing_sim.http.cli import load_world
 from clearing_sim.http.journal import JournalError, decode_line, encode_line, read_journal
 from clearing_sim.http.options import ClockMode
 from clearing_sim.http.replay import open_journal
 from tests.http.conftest import (
+    ETHER_POUND_YAML,
     OP,
     TOKEN,
     Client,
@@ -382,3 +385,41 @@ def by_advances(path: Path) -> str:
     result = digest(client)
     client.close()
     return result
+
+
+def test_a_world_past_the_year_9999_answers_and_replays(tmp_path: Path) -> None:
+    """A world file's epoch of 9999-12-01 and an advance of 3,000,000 s (under the
+    366-day bound): the advance answered 500 (``datetime`` holds no year 10000), every
+    later request 500 too, and the journal, which held the advance, could not replay
+    (exit 1). The clock renders in ISO 8601's expanded form and the restart replays."""
+    world = tmp_path / "w.yaml"
+    world.write_text('world: {seed: 7, epoch: "9999-12-01T00:00:00.000Z"}\nmembers:\n'
+                     '  northbank: {name: Northbank, wallets: {GBPE: "1000.00"}}\n'
+                     + ETHER_POUND_YAML)
+    path = tmp_path / "j.jsonl"
+
+    def start() -> Client:
+        app = create_app(ServeOptions(operator_token=TOKEN), scenario=load_world(str(world)))
+        open_journal(app, path, (world.name, hashlib.sha256(world.read_bytes()).hexdigest()),
+                     read_journal(path) if path.exists() else None)
+        return Client(app)
+
+    client = start()
+    staged = {s.key: s for s in client.sim.staged}
+    member = {"Authorization": f"Bearer {staged['northbank'].api_key}"}
+    asset = next(p["assets"][0] for p in client.op("GET", "/sim/v1/participants").json()["data"]
+                 if p["participantName"] == "Ether Pound")
+    made = client.post("/api/v1/transactions", headers=member, json=redeem_body(asset))
+    assert made.status_code == 201, made.text
+    advanced = client.post("/sim/v1/clock/advance", headers=OP, json={"seconds": 3_000_000})
+    assert advanced.status_code == 200, advanced.text
+    assert advanced.json()["data"]["now"] == "+10000-01-04T17:20:00.000Z"
+    tx = client.get(f"/api/v1/transactions/{made.json()['data']['id']}", headers=member)
+    assert tx.status_code == 200 and tx.json()["data"]["lifecycleStatus"] == "settled"
+    before = digest(client)
+    client.close()
+    again = start()
+    assert digest(again) == before
+    assert again.op("GET", "/sim/v1/clock").json()["data"]["now"] == \
+        "+10000-01-04T17:20:00.000Z"
+    again.close()
