@@ -18,7 +18,7 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import click
 
@@ -99,6 +99,19 @@ def _listed(name: str) -> click.Command | None:
 
 
 class _LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        """Every command; what the system refuses it (an output path under /proc, a full
+        disk, a folder that vanished) is a sentence and exit 2, never a traceback."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise  # a reader that went away (| head): click's own handling
+        except OSError as error:
+            where = f"{error.filename}: " if error.filename else ""
+            click.echo(f"clearing-sim: {where}{error.strerror or error} (the system's "
+                       "answer; nothing after it was done)", err=True)
+            raise click.exceptions.Exit(2) from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
 

@@ -157,3 +157,24 @@ def test_no_color_turns_colour_off_on_a_terminal() -> None:
     assert b"\x1b[" in _on_a_terminal(*args)
     plain = _on_a_terminal(*args, NO_COLOR="1")
     assert b"\x1b[" not in plain and b"cancelled-path.yaml: ok" in plain
+
+
+_SCENARIO = "scenarios/webhook-retry-schedule.yaml"
+
+
+@pytest.mark.parametrize("args", [
+    ["run", _SCENARIO, "--junit", "/dev/full"],
+    ["run", _SCENARIO, "--junit", "/proc/no/such.xml"],
+    ["run", _SCENARIO, "--log", "/dev/full"],
+    ["run", _SCENARIO, "--log", "/proc/no/such.jsonl"],
+    ["demo", "--log", "/dev/full"],
+], ids=" ".join)
+def test_an_output_the_system_refuses_is_exit_2_with_its_reason_not_a_traceback(
+        args: list[str]) -> None:
+    """Bad input gets a clear answer: an output under /proc or on a full disk raised
+    OSError out of the command (exit 1 and a traceback, for `workload --out` after the
+    whole run). Every command's OSError is the system's sentence and exit 2."""
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert "No space left on device" in result.output or "No such file" in result.output
