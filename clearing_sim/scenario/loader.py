@@ -13,6 +13,7 @@ expands folders into their scenario files; ``validate_paths`` is the ``validate`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -79,11 +80,15 @@ def check_size(file: Path, name: str) -> None:
 
 def read_bounded(file: Path, name: str, what: str = "scenario") -> str:
     """A file's UTF-8 text, at most ``TEXT_CHARS_MAX`` bytes of it read: a device or pipe
-    whose size says nothing (``/dev/zero``) is refused after that many bytes, not read whole.
+    whose size says nothing (``/dev/zero``) is refused after that many bytes, not read whole;
+    a named pipe without a writer reads as empty instead of blocking the open forever.
     ``ScenarioUnreadable`` says why it cannot be used."""
     check_size(file, name)
-    try:
-        with file.open("rb") as stream:
+    try:  # a pipe nobody writes to (mkfifo) must not block the open: opened non-blocking,
+        # read blocking (a pipe with a writer, as <(...) gives, is read to its end)
+        descriptor = os.open(file, os.O_RDONLY | os.O_NONBLOCK)
+        os.set_blocking(descriptor, True)
+        with os.fdopen(descriptor, "rb") as stream:
             data = stream.read(TEXT_CHARS_MAX + 1)
     except OSError as error:
         raise ScenarioUnreadable(name, f"cannot be read: {error.strerror or error}") from None

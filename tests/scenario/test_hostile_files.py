@@ -111,6 +111,25 @@ def test_an_endless_file_is_refused_after_its_bound(args: list[str]) -> None:
     assert "/dev/zero" in output and "256 KiB" in output and "Traceback" not in output
 
 
+@pytest.mark.parametrize("args", [["validate"], ["run"], ["workload"],
+                                  ["sweep", "--out", "/tmp/never-written"]],
+                         ids=["validate", "run", "workload", "sweep"])
+def test_a_named_pipe_nobody_writes_to_is_an_empty_file_not_a_hang(
+        args: list[str], tmp_path: Path) -> None:
+    """A FIFO without a writer blocked the loader's open() forever; it is opened without
+    blocking and reads as empty (a pipe with a writer, as ``<(...)`` gives, reads whole).
+    (``serve --world`` reads the same way; an empty world file serves an empty world.)"""
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    result = subprocess.run(
+        [sys.executable, "-m", "clearing_sim.cli", *args, str(fifo)], capture_output=True,
+        text=True, timeout=60, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output[-2000:]
+    assert "fifo.yaml" in output and "Traceback" not in output
+
+
 def test_the_bounds_are_far_above_any_shipped_file() -> None:
     root = Path(__file__).resolve().parents[2] / "scenarios"
     assert max(p.stat().st_size for p in root.glob("*.yaml")) * 8 < TEXT_CHARS_MAX
