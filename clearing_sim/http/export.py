@@ -38,7 +38,9 @@ import yaml
 from clearing_sim.http.journal import JournalFile
 from clearing_sim.http.replay import replay_copy
 from clearing_sim.http.simulation import Simulation
+from clearing_sim.scenario.loader import parse_scenario
 from clearing_sim.scenario.model import Scenario
+from clearing_sim.scenario.runner import run_scenario
 from clearing_sim.service.auth import bearer_token
 from clearing_sim.service.messages import Request, Response
 
@@ -162,8 +164,7 @@ def _refused(n: int, authorization: str, response: Response) -> str:
 
 def _final(sim: Simulation, steps: _Steps) -> list[dict[str, Any]]:
     world = sim.world
-    ends: list[dict[str, Any]] = [] if steps.unsure else [
-        {"name": "the digest the session ended with", "expect": {"digest": world.log.digest()}}]
+    ends: list[dict[str, Any]] = []
     balances: dict[str, dict[str, str]] = {}
     for staged in sim.staged:
         party = staged.participant
@@ -181,6 +182,26 @@ def _final(sim: Simulation, steps: _Steps) -> list[dict[str, Any]]:
                  "expect": {"balances": balances, "conservation": True}})
     ends.extend({"expect": state} for state in states)
     return ends
+
+
+def _digest_step(document: dict[str, Any], session: str) -> dict[str, Any]:
+    """The step expecting the digest the scenario's own run gives after the session's steps.
+
+    A served world seals its key material (webhook signing secrets, API keys) with its
+    operator token, which a scenario file does not hold: its run signs with keys from the
+    seed alone, so its log can differ from the session's in those values only. The session's
+    steps are run here as the file will run them, and their digest expected; the session's
+    own is named beside it when they differ."""
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+    ran = run_scenario(parse_scenario(text, "exported"))
+    if not ran.passed:
+        first = ran.failures[0]
+        raise ExportError(f"the exported steps do not replay the session: {first.field} "
+                          f"(line {first.line}): expected {first.expected}, got {first.actual}")
+    name = "the digest the session ended with" if ran.digest == session else (
+        f"the digest this file's run ends its steps with (the session's was {session}: its "
+        "keys were sealed with the operator token, which the file does not hold)")
+    return {"name": name, "expect": {"digest": ran.digest}}
 
 
 def export_scenario(journal: JournalFile, token: str,
@@ -216,7 +237,10 @@ def export_scenario(journal: JournalFile, token: str,
     for section in ("members", "issuers", "agents", "webhooks"):
         if section in cast:
             document[section] = cast[section]
-    document["steps"] = [*steps.steps, *_final(sim, steps)]
+    document["steps"] = steps.steps
+    if not steps.unsure:
+        document["steps"] = [*steps.steps, _digest_step(document, sim.world.log.digest())]
+    document["steps"] = [*document["steps"], *_final(sim, steps)]
     comment = (f"# Exported by `clearing-sim journal export` from a session journal ("
                f"{journal.path.name}, {len(journal.entries)} entries): a recorded session "
                "replayed\n# as a regression test. Export it again rather than edit it.\n")

@@ -14,7 +14,14 @@ from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.cli import load_world
 from clearing_sim.http.export import REDACTED
 from clearing_sim.http.replay import open_journal
-from tests.http.conftest import ETHER_POUND_YAML, OP, TOKEN, Client, redeem_body
+from tests.http.conftest import (
+    ETHER_POUND_YAML,
+    OP,
+    SETTLED_HOOK_YAML,
+    TOKEN,
+    Client,
+    redeem_body,
+)
 
 WORLD = """\
 world: {seed: 7}
@@ -157,3 +164,36 @@ def test_a_live_credential_the_cast_does_not_hold_is_refused_naming_the_entry(
     assert result.exit_code == 2, result.output
     assert "entry 2: the request's credential is not a key or portal session" in result.output
     assert secret not in result.output and not out.exists()
+
+
+def test_a_session_whose_webhooks_are_signed_with_token_sealed_keys_exports_a_passing_file(
+        tmp_path: Path) -> None:
+    """A served world's signing secrets are sealed with its operator token, which a scenario
+    file does not hold: the exported file expected the session's digest and failed its own
+    run (docs/examples/journal-walkthrough.sh did). It expects the digest its run gives
+    after the session's steps, naming the session's beside it."""
+    world = tmp_path / "world.yaml"
+    world.write_text(WORLD + SETTLED_HOOK_YAML)
+    journal = tmp_path / "session.jsonl"
+    app = create_app(ServeOptions(operator_token=TOKEN), scenario=load_world(str(world)))
+    open_journal(app, journal, (world.name, hashlib.sha256(world.read_bytes()).hexdigest()),
+                 None)
+    client = Client(app)
+    key = next(s.api_key for s in client.sim.staged if s.key == "northbank")
+    cast = client.op("GET", "/sim/v1/participants").json()["data"]
+    asset = next(p["assets"][0] for p in cast if p["participantName"] == "Ether Pound")
+    made = client.post("/api/v1/transactions", headers={"Authorization": f"Bearer {key}"},
+                       json=redeem_body(asset, reference="INV-1"))
+    assert made.status_code == 201, made.text
+    client.advance(120)
+    session = str(client.sim.world.log.digest())
+    assert client.sim.world.log.select("webhook.attempt")  # signed with a sealed secret
+    client.close()
+    out = tmp_path / "exported.yaml"
+    result = _export(journal, world, out)
+    assert result.exit_code == 0, result.output
+    [step] = [s for s in yaml.safe_load(out.read_text())["steps"]
+              if "digest" in s.get("expect", {})]
+    assert step["expect"]["digest"] != session and session in step["name"]
+    run = CliRunner().invoke(main, ["run", str(out)])
+    assert run.exit_code == 0, run.output
