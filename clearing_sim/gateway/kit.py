@@ -83,7 +83,7 @@ def _probe(config: GatewayConfig) -> None:
         call = transport.request("GET", config.base + "/instructions/conformance-probe")
     finally:
         transport.close()
-    if call.error is not None:
+    if call.status is None:  # no HTTP answer; an answer with a problem (too large) is one
         raise KitUnusable(f"the gateway at {config.base} cannot be reached: {call.error}")
     if call.status in (401, 403):
         raise KitUnusable(f"the gateway at {config.base} refuses the kit's credentials "

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from clearing_sim.conformance.cli import conformance
+from clearing_sim.gateway.kit import _probe
 from clearing_sim.gateway.reference import (
     DEFECTS,
     Defect,
@@ -25,6 +26,7 @@ from clearing_sim.gateway.reference import (
     create_app,
 )
 from clearing_sim.gateway.serving import ServerThread
+from clearing_sim.gateway.transport import GatewayConfig
 from clearing_sim.tls import CertBundle
 from tests.gateway.conftest import run_kit
 
@@ -121,3 +123,17 @@ def test_trigger_values_arm_rejection_and_silence_without_provider_states(
     assert result.exit_code == 0, _failed(report)
     skipped = {c["id"] for c in report["checks"] if c["verdict"] == "skip"}
     assert skipped == {"callback_signatures"}
+
+
+async def _large_answer(scope: Any, receive: Any, send: Any) -> None:
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": 404,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b" " * 70_000})
+
+
+def test_a_gateway_whose_probe_answer_is_too_large_is_reached_not_unreachable() -> None:
+    """An answer over the 64 KiB bound is an answer (a malformed one for the checks to
+    judge), not a gateway that "cannot be reached" (exit 2 before any check ran)."""
+    with ServerThread(_large_answer) as server:
+        _probe(GatewayConfig(server.base_url))  # raises KitUnusable when unreachable
