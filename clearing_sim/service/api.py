@@ -21,7 +21,12 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from clearing_sim.domain.errors import DomainError, Forbidden, SandboxUnavailable
+from clearing_sim.domain.errors import (
+    DomainError,
+    Forbidden,
+    InvalidRequest,
+    SandboxUnavailable,
+)
 from clearing_sim.service import envelope
 from clearing_sim.service.auth import Credentials, Principal
 from clearing_sim.service.body import BODY_BYTES_MAX, check_text, parse_json_object
@@ -39,15 +44,29 @@ T = TypeVar("T")
 
 def check_request_text(request: Request) -> None:
     """400 ``invalid_string`` unless the path, every query name and value and every header
-    name and value is a canonical string: nothing later can fail to encode what it echoes."""
+    name and value is a canonical string: nothing later can fail to encode what it echoes;
+    400 ``invalid_value`` for a second ``Authorization``, ``Idempotency-Key`` or
+    ``Service-Version``."""
     check_text("method", request.method)
     check_text("path", request.path)
     for name, value in request.query:
         check_text("query", name)
         check_text(f"query {name}", value)
+    seen: set[str] = set()
     for name, value in request.headers:
         check_text("header", name)
         check_text(f"header {name}", value)
+        lowered = name.lower()
+        if lowered in _SINGLETONS and lowered in seen:
+            raise InvalidRequest.one(f"header {name}", "invalid_value",
+                                     f"the {name} header is sent more than once: it takes one "
+                                     "value (RFC 9110 §5.3), and which one counts is ambiguous")
+        seen.add(lowered)
+
+
+#: headers the API reads one value of; two are refused rather than one picked (a proxy in
+#: front may pick the other: the caller it authenticated is not the one the service sees)
+_SINGLETONS = frozenset({"authorization", "idempotency-key", "service-version"})
 
 
 class ServiceAPI:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -218,3 +219,22 @@ def test_answers_not_encoded_are_the_encoded_answers_byte_for_byte() -> None:
         assert (deferred.status, deferred.headers, deferred.body) == (
             eager.status, eager.headers, eager.body)
     assert twins[0].world.log.digest() == twins[1].world.log.digest()
+
+
+@pytest.mark.parametrize("name", ["Authorization", "authorization", "Idempotency-Key",
+                                  "Service-Version"])
+def test_a_header_the_api_reads_once_sent_twice_is_400_and_changes_nothing(
+        svc: Service, name: str) -> None:
+    """The first of two Authorization headers was the one authenticated: a proxy in front
+    that reads the last would have authorised another caller than the service saw. A
+    header the API takes one value of, sent twice, is 400 ``invalid_value`` naming it."""
+    auth = f"Bearer {svc.member.key}"
+    headers = (("Authorization", auth), ("Idempotency-Key", "k-1"),
+               ("Service-Version", CURRENT_VERSION), (name, auth))
+    before = len(svc.world.transactions)
+    response = svc.api.handle(Request("POST", TX, (), headers,
+                                      json.dumps(svc.redeem_body()).encode()))
+    assert response.status == 400, response.body
+    [error] = response.json()["errors"]
+    assert (error["code"], error["param"]) == ("invalid_value", f"header {name}")
+    assert len(svc.world.transactions) == before
