@@ -38,6 +38,7 @@ import yaml
 from clearing_sim.http.journal import JournalFile
 from clearing_sim.http.replay import replay_copy
 from clearing_sim.http.simulation import Simulation
+from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import parse_scenario
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.runner import run_scenario
@@ -108,7 +109,11 @@ class _Steps:
         if headers:
             call["headers"] = {k: v.replace("${", "$${") for k, v in headers.items()}
         if request.body:
-            call["raw"] = request.body.decode("utf-8").replace("${", "$${")
+            try:
+                call["raw"] = request.body.decode("utf-8").replace("${", "$${")
+            except UnicodeDecodeError:
+                raise ExportError(f"entry {n}: the request's body is not UTF-8 text, and a "
+                                  "scenario's raw body is") from None
         self.steps.append({"call": call, "expect": {"status": response.status}})
         if (request.method, request.path, response.status) == ("POST", "/api/v1/transactions",
                                                                201) and "as" in call:
@@ -193,7 +198,12 @@ def _digest_step(document: dict[str, Any], session: str) -> dict[str, Any]:
     steps are run here as the file will run them, and their digest expected; the session's
     own is named beside it when they differ."""
     text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
-    ran = run_scenario(parse_scenario(text, "exported"))
+    try:
+        scenario = parse_scenario(text, "exported")
+    except ScenarioError as error:  # a session no scenario file can state (a seed below 0)
+        raise ExportError("the session cannot be a scenario file: "
+                          + "; ".join(error.lines())[:600]) from None
+    ran = run_scenario(scenario)
     if not ran.passed:
         first = ran.failures[0]
         raise ExportError(f"the exported steps do not replay the session: {first.field} "

@@ -1,7 +1,7 @@
 """The request journal's file: a header, then one checked JSON line per entry, made durable.
 
-Public names: ``FORMAT``, ``Header``, ``JournalError``, ``JournalFile``, ``JournalWriter``,
-``decode_line``, ``encode_line``, ``read_journal``.
+Public names: ``CHECKPOINT_NAME``, ``FORMAT``, ``Header``, ``JournalError``, ``JournalFile``,
+``JournalWriter``, ``decode_line``, ``encode_line``, ``read_journal``.
 
 A journal is JSON lines, like a database's write-ahead log. Line 1 is the ``Header`` (what
 world the entries apply to: the format, the package version, the seed, the environment, the
@@ -10,6 +10,15 @@ operator token, held only as a salted check value). Every further line is one en
 ``clearing_sim.http.recorder`` for the kinds). Each line ends with ``"crc"``, the CRC-32 of
 the line's JSON before it, so a line cut short by a crash, or one that was damaged, is told
 from a good one.
+
+A CRC is no seal: anyone can write a line whose check holds. So the header's fields and each
+entry's shape are checked as they are read, the entry against ``_KINDS``, the table of the
+fields each kind has: a field missing, of another type or out of its range, or one no entry
+of its kind has, refuses the journal (``JournalError`` naming the line and the field), as do
+sequence numbers that do not increase. Replay, ``journal show``, ``verify`` and ``export``
+only ever see entries of the shapes the shim writes. A journal is a regular file: a FIFO, a
+device or a directory is refused before it is read (reading ``/dev/zero`` never ends, and a
+FIFO without a writer never answers).
 
 Reading (``read_journal``): a last line that is cut short or fails its check is *torn* (a
 crash mid-write: its request was never answered) and is reported and dropped; a bad line
@@ -23,20 +32,40 @@ next one covers them all.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
+import math
 import os
+import re
+import stat
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from attrs import field, frozen
 
-__all__ = ["FORMAT", "Header", "JournalError", "JournalFile", "JournalWriter", "decode_line",
-           "encode_line", "read_journal"]
+from clearing_sim.http.options import ClockMode
+from clearing_sim.sim.world import Environment
+
+__all__ = ["CHECKPOINT_NAME", "FORMAT", "Header", "JournalError", "JournalFile",
+           "JournalWriter", "decode_line", "encode_line", "read_journal"]
 
 FORMAT = 2  # 2: the token check and sealing key derived from scrypt (sealing.token_key)
 MAGIC = "clearing-sim journal"
 _CRC_TAIL = len(',"crc":"00000000"}')
+#: what ``POST /sim/v1/checkpoints`` takes as a name (and so what a journal holds)
+CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+#: a virtual instant (ms) or a sequence number: int64, which no run reaches (292 million
+#: years of virtual time; advances are at most 366 days each)
+_WHOLE_MAX = (1 << 63) - 1
+#: the engine events one ``clock`` entry may count. A slice runs at most 2,000 events
+#: (``clock._STEPS_PER_SLICE``) and then the rest of the instant it reached; no served world
+#: has a hundred million events at one instant. Replay also stops, refusing the journal,
+#: when the engine runs out of events or the next one is past the entry's instant.
+STEPS_MAX = 100_000_000
+SPEED_MAX = 1_000_000  # what ``serve --speed`` takes at most
 
 
 class JournalError(Exception):
@@ -106,24 +135,212 @@ class Header:
 
     @classmethod
     def from_wire(cls, obj: dict[str, Any]) -> Header:
+        """The header of a journal's first line; ``JournalError`` naming a bad field."""
         if obj.get("journal") != MAGIC:
             raise JournalError("this is not a clearing-sim journal (its first line is not a "
                                "journal header)")
         if obj.get("format") != FORMAT:
-            raise JournalError(f"journal format {obj.get('format')!r}; this version reads "
-                               f"format {FORMAT}")
-        try:
-            world = obj["world"]
-            keys = obj["keyMaterial"]
-            return cls(str(obj["version"]), int(obj["seed"]), str(obj["environment"]),
-                       None if world is None else str(world["sha256"]),
-                       None if world is None else str(world["file"]), str(obj["clock"]),
-                       float(obj["speed"]), bool(obj["deliverWebhooks"]),
-                       bool(obj["allowPrivateWebhookUrls"]), str(keys["salt"]),
-                       str(keys["tokenCheck"]))
-        except (KeyError, TypeError, ValueError) as error:
-            raise JournalError(f"the journal header is missing or has a bad field: {error}") \
-                from None
+            raise JournalError(f"journal format {_shown(obj.get('format'))}; this version "
+                               f"reads format {FORMAT}")
+        world, keys = obj.get("world"), obj.get("keyMaterial")
+        fields: list[tuple[str, Any, Check, str]] = [
+            ("version", obj.get("version"), _text, "text"),
+            ("seed", obj.get("seed"), _integer, "a whole number"),
+            ("environment", obj.get("environment"), _one_of(Environment), _choices(Environment)),
+            ("clock", obj.get("clock"), _one_of(ClockMode), _choices(ClockMode)),
+            ("speed", obj.get("speed"), _speed, f"a number above 0, at most {SPEED_MAX:,}"),
+            ("deliverWebhooks", obj.get("deliverWebhooks"), _boolean, "true or false"),
+            ("allowPrivateWebhookUrls", obj.get("allowPrivateWebhookUrls"), _boolean,
+             "true or false"),
+            ("world", world, lambda v: v is None or isinstance(v, dict),
+             "null or an object"),
+            ("keyMaterial", keys, lambda v: isinstance(v, dict), "an object")]
+        if isinstance(world, dict):
+            fields += [("world.file", world.get("file"), _text, "text"),
+                       ("world.sha256", world.get("sha256"), _hex(64), "64 hex digits")]
+        if isinstance(keys, dict):
+            fields += [("keyMaterial.salt", keys.get("salt"), _hex(32), "32 hex digits"),
+                       ("keyMaterial.tokenCheck", keys.get("tokenCheck"), _hex(64),
+                        "64 hex digits")]
+        for name, value, check, what in fields:
+            if not check(value):
+                raise JournalError(f"the journal header's {name} is {_shown(value)}, not "
+                                   f"{what}")
+        assert isinstance(keys, dict)  # checked above
+        return cls(obj["version"], obj["seed"], obj["environment"],
+                   None if world is None else world["sha256"],
+                   None if world is None else world["file"], obj["clock"],
+                   float(obj["speed"]), obj["deliverWebhooks"], obj["allowPrivateWebhookUrls"],
+                   keys["salt"], keys["tokenCheck"])
+
+
+# The shape of an entry -------------------------------------------------------------------
+#: a check of one field's value: whether it has the shape the shim writes
+Check = Callable[[Any], bool]
+
+
+def _text(value: Any) -> bool:
+    """A string the shim could have written: no lone surrogate (it came from UTF-8)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _integer(value: Any) -> bool:
+    return type(value) is int  # not a bool, not a float that happens to be whole
+
+
+def _boolean(value: Any) -> bool:
+    return type(value) is bool
+
+
+def _speed(value: Any) -> bool:
+    """What ``serve --speed`` takes: above 0, at most a million."""
+    return type(value) in (int, float) and math.isfinite(value) and 0 < value <= SPEED_MAX
+
+
+def _whole(low: int, high: int = _WHOLE_MAX) -> Check:
+    return lambda value: type(value) is int and low <= value <= high
+
+
+def _hex(digits: int) -> Check:
+    pattern = re.compile(f"[0-9a-f]{{{digits}}}")
+    return lambda value: isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def _one_of(choices: Any) -> Check:
+    allowed = frozenset(choice.value for choice in choices)
+    return lambda value: isinstance(value, str) and value in allowed
+
+
+def _choices(choices: Any) -> str:
+    return "one of " + ", ".join(choice.value for choice in choices)
+
+
+def _matching(pattern: re.Pattern[str]) -> Check:
+    return lambda value: isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def _under(prefix: str) -> Check:
+    """A path at ``prefix`` or below it (the door that journals it routed it so)."""
+    return lambda value: _text(value) and (value == prefix or value.startswith(prefix + "/"))
+
+
+def _pairs(second: Check) -> Check:
+    """A list of ``[name, value]`` pairs, each name text, each value passing ``second``."""
+    return lambda value: isinstance(value, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and _text(pair[0]) and second(pair[1])
+        for pair in value)
+
+
+def _sealed(value: Any) -> bool:
+    """``{"sealed": base64}``: a nonce, a ciphertext and its tag (``sealing.Sealer``)."""
+    if not (isinstance(value, dict) and list(value) == ["sealed"]):
+        return False
+    raw = _base64(value["sealed"])
+    return raw is not None and len(raw) >= 12 + 16
+
+
+def _base64(value: Any) -> bytes | None:
+    if not isinstance(value, str) or not value.isascii():
+        return None
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _outcome(value: Any) -> bool:
+    """``[status, error]`` of one real webhook POST (``delivery.RealOutcome``)."""
+    return (isinstance(value, list) and len(value) == 2 and _STATUS(value[0])
+            and (value[1] is None or _text(value[1])))
+
+
+_MS = _whole(0)
+_STATUS = _whole(100, 599)
+#: a method as HTTP writes one (RFC 9110's token)
+_METHOD = _matching(re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}"))
+
+
+@frozen
+class _Field:
+    check: Check
+    what: str  # what the value must be, for the refusal
+
+
+def _request(prefix: str, credentials: Check, **more: _Field) -> dict[str, _Field]:
+    """The fields of an entry that holds a request (``recorder.request_of`` reads them);
+    ``body`` or ``body64``, exactly one, is checked apart."""
+    return {"at": _Field(_MS, "an instant in ms"),
+            "method": _Field(_METHOD, "an HTTP method"),
+            "path": _Field(_under(prefix), f"a path under {prefix}"),
+            "query": _Field(_pairs(_text), "a list of [name, value] text pairs"),
+            "headers": _Field(_pairs(credentials), "a list of [name, value] pairs"),
+            "body": _Field(_text, "text"),
+            "body64": _Field(lambda v: _base64(v) is not None, "base64"),
+            "status": _Field(_STATUS, "an HTTP status"), **more}
+
+
+_CHECKPOINT = _Field(_matching(CHECKPOINT_NAME), "a checkpoint name")
+#: every kind's fields besides ``n`` and ``k`` (``clearing_sim.http.recorder`` writes them)
+_KINDS: dict[str, dict[str, _Field]] = {
+    "api": _request("/api/v1", lambda v: _text(v) or _sealed(v),
+                    sha=_Field(_hex(16), "16 hex digits")),
+    "op": _request("/sim/v1", _text),
+    "issuer": _request("/issuer-webhooks", _text),
+    "clock": {"at": _Field(_MS, "an instant in ms"),
+              "steps": _Field(_whole(0, STEPS_MAX),
+                              f"a count of engine events from 0 to {STEPS_MAX:,}"),
+              "to": _Field(lambda v: v is None or _MS(v), "an instant in ms or null")},
+    "deliveries": {"at": _Field(_MS, "an instant in ms"),
+                   "outcomes": _Field(lambda v: isinstance(v, list) and bool(v)
+                                      and all(_outcome(o) for o in v),
+                                      "a list of [status, error or null]")},
+    "checkpoint": {"name": _CHECKPOINT, "at": _Field(_MS, "an instant in ms"),
+                   "digest": _Field(_hex(64), "64 hex digits")},
+    "rewind": {"to": _CHECKPOINT, "at": _Field(_MS, "an instant in ms")},
+}
+_BODIES = frozenset({"body", "body64"})
+
+
+def _entry_problem(entry: dict[str, Any], previous_n: int) -> str | None:
+    """What is wrong with an entry's shape, naming the field (``None``: nothing);
+    ``previous_n``: the sequence number of the entry before it (0 for the first)."""
+    n, kind = entry.get("n"), entry.get("k")
+    if not _whole(previous_n + 1)(n):
+        return (f"the entry's n is {_shown(n)}, not a whole number above {previous_n} "
+                "(sequence numbers increase)")
+    fields = _KINDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        return f"the entry's kind k is {_shown(kind)}, not one of {', '.join(_KINDS)}"
+    for name, spec in fields.items():
+        if name in entry:
+            if not spec.check(entry[name]):
+                return f"the {kind} entry's {name} is {_shown(entry[name])}, not {spec.what}"
+        elif name not in _BODIES:
+            return f"the {kind} entry has no {name}"
+    extra = sorted(set(entry) - set(fields) - {"n", "k"})
+    if extra:
+        return f"the {kind} entry has a field {_shown(extra[0])}, which the shim never writes"
+    if "body" in fields and len(_BODIES & set(entry)) != 1:
+        return f"the {kind} entry has {'both' if set(entry) >= _BODIES else 'neither'} " \
+               "body and body64"
+    if kind == "clock" and entry["to"] is not None and entry["to"] < entry["at"]:
+        return f"the clock entry's to ({entry['to']}) is before its at ({entry['at']})"
+    return None
+
+
+def _shown(value: Any) -> str:
+    """A value in a message: its JSON, at most 60 characters of it."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (ValueError, RecursionError):  # nested as deep as a reader allows: say what it is
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @frozen
@@ -138,14 +355,12 @@ class JournalFile:
 
 
 def read_journal(path: Path) -> JournalFile:
-    """Read and check a journal; ``JournalError`` when it is damaged before its last line."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise JournalError(f"{path}: cannot be read: {error.strerror or error}") from None
-    lines = data.split(b"\n")
+    """Read and check a journal; ``JournalError`` when it is not a regular file, or is
+    damaged before its last line, or holds a header or an entry of a shape the shim never
+    writes."""
+    lines = _read_regular(path).split(b"\n")
     tail = lines.pop()  # after the last newline: b"" unless the last write was cut short
-    offset, entries = 0, []
+    offset, entries = 0, list[tuple[int, dict[str, Any]]]()
     header: Header | None = None
     for number, line in enumerate(lines, start=1):
         entry = decode_line(line)
@@ -157,8 +372,15 @@ def read_journal(path: Path) -> JournalFile:
                                "(not a crash mid-write); the journal cannot be trusted past "
                                f"line {number - 1}")
         if header is None:
-            header = Header.from_wire(entry)
+            try:
+                header = Header.from_wire(entry)
+            except JournalError as error:
+                raise JournalError(f"{path}:{number}: {error}") from None
         else:
+            problem = _entry_problem(entry, entries[-1][1]["n"] if entries else 0)
+            if problem is not None:
+                raise JournalError(f"{path}:{number}: {problem}: a hand-made or edited "
+                                   "journal (the line's CRC holds, but a CRC is no seal)")
             entries.append((offset, entry))
         offset += len(line) + 1
     if header is None:
@@ -167,11 +389,44 @@ def read_journal(path: Path) -> JournalFile:
     return JournalFile(path, header, tuple(entries), offset, len(tail))
 
 
+_NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(path: Path, mode: int) -> JournalError:
+    what = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+    return JournalError(f"{path}: is {what}; a journal is a regular file (a device may never "
+                        "end, a FIFO never answer)")
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of the regular file at ``path`` (a link to one is followed): checked before
+    it is opened, and again once open (it may have been swapped meanwhile), without
+    blocking on a FIFO."""
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as file:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise _not_regular(path, mode)
+            return file.read()
+    except OSError as error:
+        raise JournalError(f"{path}: cannot be read: {error.strerror or error}") from None
+
+
 class JournalWriter:
     """Appends checked lines to a journal file; ``durable()`` is the group commit."""
 
     def __init__(self, path: Path, *, truncate_at: int | None = None) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, 0o600)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # a FIFO or a device put there since it was read
+            os.close(fd)
+            raise _not_regular(path, mode)
         if truncate_at is not None:
             os.ftruncate(fd, truncate_at)  # drop a torn tail before appending after it
         os.lseek(fd, 0, os.SEEK_END)

@@ -22,6 +22,9 @@ Entry kinds (every entry has ``n``, its sequence number, and ``k``, its kind):
   in the batch's order — replay feeds them in instead of calling receivers again;
 - ``checkpoint``: a name for the current point (with its digest); ``rewind``: back to one.
 
+``read_journal`` refuses an entry with any other field, or a field of another shape
+(``journal._KINDS``): what follows reads these fields without checking them again.
+
 The *lineage* is the chain of world-changing entries that built the current world: a
 checkpoint remembers where the chain was, a rewind makes that the chain again. Nodes hold
 byte offsets into the journal, not entries, so a long session keeps little in memory.
@@ -100,8 +103,13 @@ def request_of(entry: dict[str, Any], sealer: Sealer, operator_token: str) -> Re
     request authenticated with the token the server runs with)."""
     headers: list[tuple[str, str]] = []
     for name, value in entry["headers"]:
-        headers.append((name, sealer.open(value["sealed"]) if isinstance(value, dict)
-                        else str(value)))
+        if isinstance(value, dict):
+            try:
+                value = sealer.open(value["sealed"])
+            except ValueError as error:  # well formed (read_journal checked), not ours
+                raise JournalError(f"entry {entry['n']}: {error} (a credential sealed "
+                                   "under another journal's key, or forged)") from None
+        headers.append((name, value))
     if entry["k"] == "op":
         headers.append(("Authorization", f"Bearer {operator_token}"))
     body = (base64.b64decode(entry["body64"]) if "body64" in entry
@@ -140,6 +148,11 @@ class Recorder:
             self.head = target.node
         else:
             raise JournalError(f"entry {entry.get('n')}: unknown kind {kind!r}")
+
+    def follow(self, other: Recorder) -> None:
+        """Carry on from where ``other`` followed a journal to (start-up: the lineage is
+        adopted and replayed before the journal is opened for appending)."""
+        self.n, self.head, self.checkpoints = other.n, other.head, dict(other.checkpoints)
 
     def lineage(self, node: _Node | None) -> Iterator[dict[str, Any]]:
         """The entries that built the world at ``node`` (``self.head``: the current one),

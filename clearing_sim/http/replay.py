@@ -7,23 +7,27 @@ Public names: ``Tally``, ``check_header``, ``new_header``, ``open_journal``, ``r
 file gets its header (fsynced); an existing one is read (a torn last line dropped, and said),
 checked against this server (version, seed, environment, world file, clock and delivery
 settings, the operator token's check value: any difference is refused), and its lineage
-replayed into the served world, which then carries on appending.
+replayed into the served world, which then carries on appending. The file is opened for
+writing (its torn tail cut) only once the replay has succeeded: a start that fails leaves
+it as it was.
 
 ``replay`` feeds entries to the same doors the live server uses: ``ServiceAPI.handle`` for
 ``api`` entries (at the virtual instant each was applied, checked), the operator surface for
-``op`` entries (authenticated with this server's token), the engine itself for ``clock``
-entries (exactly as many events, then the clock's target) and the journaled outcomes of real
-webhook deliveries (no receiver is called again). Every answer's status (and an API answer's
-body hash) is compared with the journal's: a difference stops the replay (``JournalError``),
-because the world would no longer be the one the clients saw. A batch of real deliveries
-still waiting for its outcomes when the journal ends (the server died mid-POST) is answered
-504, as a gateway would answer a request whose reply never came, and that outcome is
-journaled; the webhook's retry schedule sends it again.
+``op`` entries (authenticated with this server's token; one the shim never journals, such as
+the receiver battery, is refused), the engine itself for ``clock`` entries (exactly as many
+events, none past the entry's instant, then the clock's target) and the journaled outcomes of
+real webhook deliveries (no receiver is called again). Every answer's status (and an API
+answer's body hash) is compared with the journal's: a difference stops the replay
+(``JournalError``), because the world would no longer be the one the clients saw. A batch of
+real deliveries still waiting for its outcomes when the journal ends (the server died
+mid-POST) is answered 504, as a gateway would answer a request whose reply never came, and
+that outcome is journaled; the webhook's retry schedule sends it again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -37,7 +41,12 @@ from clearing_sim.http.delivery import GATEWAY_TIMEOUT, Outgoing, RealOutcome
 from clearing_sim.http.gateways import issuer_webhook
 from clearing_sim.http.journal import Header, JournalError, JournalFile, JournalWriter
 from clearing_sim.http.operator import OperatorSurface
-from clearing_sim.http.recorder import Recorder, request_of
+from clearing_sim.http.recorder import (
+    Recorder,
+    journaled_operator,
+    request_of,
+    unjournaled,
+)
 from clearing_sim.http.sealing import Sealer, new_salt, token_check
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.service.messages import Request, Response
@@ -127,6 +136,9 @@ async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
             tally.requests += 1
         elif kind == "op":
             request = request_of(entry, sealer, token)
+            if unjournaled(request) or not journaled_operator(
+                    request, Response(entry["status"], (), b"")):
+                raise _diverged(entry, "the shim never journals this operator request")
             response = await operator.handle(request)
             if response.status != entry["status"]:
                 raise _diverged(entry, f"answered {entry['status']} then, "
@@ -142,14 +154,17 @@ async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
             tally.requests += 1
         elif kind == "clock":
             request, response = None, None
-            _run_steps(sim, int(entry["steps"]), entry["to"])
+            _run_steps(sim, entry)
             if sim.deliveries is not None and sim.deliveries.outbox:
                 pending = sim.deliveries.take()
             tally.clock_moves += 1
         elif kind == "deliveries":
             if pending is None:
                 raise _diverged(entry, "outcomes for deliveries that were never sent")
-            _feed(sim, pending, [(int(s), e) for s, e in entry["outcomes"]])
+            if len(entry["outcomes"]) != len(pending):
+                raise _diverged(entry, f"{len(entry['outcomes'])} outcomes for a batch of "
+                                       f"{len(pending)} deliveries")
+            _feed(sim, pending, [(status, error) for status, error in entry["outcomes"]])
             tally.deliveries += len(pending)
             pending = None
             continue
@@ -164,10 +179,20 @@ async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
     return tally
 
 
-def _run_steps(sim: Simulation, steps: int, to_ms: int | None) -> None:
-    world = sim.world
-    for _ in range(steps):
-        world.env.step()
+def _run_steps(sim: Simulation, entry: dict[str, Any]) -> None:
+    """A ``clock`` entry: exactly ``steps`` engine events, none past ``to`` (a slice never
+    runs one past the instant it reaches), then the clock to ``to``."""
+    world, steps, to_ms = sim.world, entry["steps"], entry["to"]
+    env = world.env
+    for done in range(steps):
+        due = env.peek()
+        if due == math.inf:
+            raise _diverged(entry, f"{steps} engine events, but the world ran out after "
+                                   f"{done}")
+        if to_ms is not None and due > to_ms:
+            raise _diverged(entry, f"{steps} engine events up to {to_ms} ms, but the world "
+                                   f"has only {done} by then")
+        env.step()
     if to_ms is not None and to_ms > world.now_ms:
         world.run_until(to_ms)
 
@@ -218,13 +243,16 @@ def open_journal(app: Starlette, path: Path, world: tuple[str, str] | None,
     if existing.torn_bytes:
         lines.append(f"journal {path}: dropped a torn last line ({existing.torn_bytes} bytes, "
                      "a crash mid-write; its request was never answered)")
-    writer = JournalWriter(path, truncate_at=existing.end_offset)
-    recorder = Recorder(writer, header, Sealer(sim.options.operator_token, header.salt))
+    sealer = Sealer(sim.options.operator_token, header.salt)
+    lineage = _Reader()
     for offset, entry in existing.entries:
-        recorder.adopt(offset, entry)
+        lineage.adopt(offset, entry)
     tally = asyncio.run(replay(sim, app.state.clock, app.state.operator,
-                               (entry for _, entry in _lineage(existing, recorder)),
-                               recorder.sealer))
+                               (entry for _, entry in _lineage(existing, lineage)), sealer))
+    # Only now is the file touched (its torn tail cut): a start that fails changes nothing.
+    writer = JournalWriter(path, truncate_at=existing.end_offset)
+    recorder = Recorder(writer, header, sealer)
+    recorder.follow(lineage)
     if tally.unanswered:
         recorder.deliveries(sim.world.now_ms, tally.unanswered)
         lines.append(f"journal {path}: {len(tally.unanswered)} real deliveries had no "

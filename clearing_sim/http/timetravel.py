@@ -19,16 +19,13 @@ clock then follows the wall clock from the checkpoint's instant.
 
 from __future__ import annotations
 
-import re
-
 from clearing_sim.domain.errors import NotAllowed, NotFound
+from clearing_sim.http.journal import CHECKPOINT_NAME
 from clearing_sim.http.recorder import Recorder
 from clearing_sim.http.surface import OperatorContext, OperatorRoute, no_query
 from clearing_sim.service.context import Reply
 
 __all__ = ["ROUTES"]
-
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def _journal(ctx: OperatorContext) -> Recorder:
@@ -43,7 +40,7 @@ def _journal(ctx: OperatorContext) -> Recorder:
 async def create_checkpoint(ctx: OperatorContext) -> Reply:
     f = ctx.fields(empty_ok=True)
     name = f.text("name", required=False, length_max=64)
-    if name is not None and not _NAME.fullmatch(name):
+    if name is not None and not CHECKPOINT_NAME.fullmatch(name):
         f.problem("name", "invalid_value", "name must be 1 to 64 letters, digits, '.', '_' "
                                            "or '-', starting with a letter or digit")
     f.done()

@@ -197,3 +197,18 @@ def test_a_session_whose_webhooks_are_signed_with_token_sealed_keys_exports_a_pa
     assert step["expect"]["digest"] != session and session in step["name"]
     run = CliRunner().invoke(main, ["run", str(out)])
     assert run.exit_code == 0, run.output
+
+
+def test_a_request_body_that_is_not_utf8_refuses_the_export_naming_the_entry(
+        tmp_path: Path) -> None:
+    """The journal keeps such a body as base64; a scenario's ``raw`` body is text: exit 2
+    naming the entry (it was a UnicodeDecodeError traceback)."""
+    client, journal, world, key = _journaled(tmp_path)
+    answer = client.post("/api/v1/transactions", content=b"\xff\xfe",
+                         headers={"Authorization": f"Bearer {key}",
+                                  "Content-Type": "application/json"})
+    assert answer.status_code == 400
+    client.close()
+    result = _export(journal, world, tmp_path / "exported.yaml")
+    assert result.exit_code == 2, result.output
+    assert "entry 1: the request's body is not UTF-8 text" in result.output

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -98,3 +101,31 @@ def test_realtime_clock_moves_are_journaled_and_replayed(tmp_path: Path) -> None
 
 def test_serve_options_round_trip_through_a_fresh_app() -> None:
     assert create_app(ServeOptions(operator_token="operator-token-1")).state.sim.journal is None
+
+
+def test_only_a_regular_file_is_read_as_a_journal(tmp_path: Path) -> None:
+    """A directory, a FIFO (opened without blocking: no writer ever comes) and a device are
+    refused by what they are; a link to a journal is followed."""
+    journal = tmp_path / "j.jsonl"
+    client, _ = journaled(journal)
+    client.close()
+    (tmp_path / "link.jsonl").symlink_to(journal)
+    assert read_journal(tmp_path / "link.jsonl").header == read_journal(journal).header
+    os.mkfifo(tmp_path / "fifo")
+    refused: dict[str, str] = {}
+
+    def read_all() -> None:
+        for name, path in (("directory", tmp_path), ("FIFO", tmp_path / "fifo"),
+                           ("character device", Path("/dev/null"))):
+            with pytest.raises(JournalError) as caught:
+                read_journal(path)
+            refused[name] = str(caught.value)
+
+    reader = threading.Thread(target=read_all, daemon=True)  # a regression blocks: it fails
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive(), "reading a FIFO blocked"
+    assert refused == {name: f"{path}: is a {name}; a journal is a regular file (a device "
+                             "may never end, a FIFO never answer)"
+                       for name, path in (("directory", tmp_path), ("FIFO", tmp_path / "fifo"),
+                                          ("character device", "/dev/null"))}

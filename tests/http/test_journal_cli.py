@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from clearing_sim.cli import main
@@ -85,3 +87,39 @@ def test_a_damaged_or_missing_journal_exits_2(tmp_path: Path) -> None:
                                         "--operator-token", TOKEN])
     assert damaged.exit_code == 2 and ":3: a damaged line" in damaged.output
     assert "Traceback" not in damaged.output
+
+
+def _at_most_4_gib() -> None:  # a regression reading /dev/zero fails, not the machine
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists() or not hasattr(os, "mkfifo"),
+                    reason="needs /dev/zero and FIFOs")
+def test_a_fifo_or_a_device_as_the_journal_is_refused_not_read(tmp_path: Path) -> None:
+    """``serve --journal`` and ``journal show|verify`` read a FIFO (no writer: blocked
+    forever) or ``/dev/zero`` (read until memory ran out). Each command runs in a process
+    of its own with 10 s to answer, so a regression fails instead of hanging."""
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    commands = [[*command, str(journal)] for journal in (fifo, Path("/dev/zero"))
+                for command in (["journal", "show"],
+                                ["journal", "verify", "--operator-token", TOKEN],
+                                ["serve", "--port", "0", "--operator-token", TOKEN,
+                                 "--journal"])]
+    runs = [subprocess.Popen([sys.executable, "-m", "clearing_sim", *command],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)},
+                             preexec_fn=_at_most_4_gib) for command in commands]
+    try:
+        for command, run in zip(commands, runs, strict=True):
+            _, err = run.communicate(timeout=10)
+            what = "a FIFO" if command[-1] == str(fifo) else "a character device"
+            assert (run.returncode, f"is {what}; a journal is a regular file" in err) == \
+                (2, True), (command, run.returncode, err[-600:])
+            assert "Traceback" not in err
+    finally:
+        for run in runs:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+    assert fifo.is_fifo()
