@@ -11,7 +11,8 @@ workload``, ``sweep(file, seeds, workers=, dask=, out=)`` is ``clearing-sim swee
 ``write_report(folder)`` is ``clearing-sim report``. Modules: ``model`` and ``loader``
 (workload files), ``driver`` (the world and its arrival processes), ``frames`` (event log →
 frames), ``metrics``, ``runs`` (one run), ``sweepfile`` and ``sweeps`` (many runs),
-``executors`` (local processes or Dask), ``plots``, ``report``, ``cli``. Formats:
+``resultfiles`` (a sweep's output folder read back, every file checked), ``executors`` (local
+processes or Dask), ``plots``, ``report``, ``cli``. Formats:
 docs/workloads.md; frames, metrics, sweeps and reports: docs/analysis.md.
 """
 

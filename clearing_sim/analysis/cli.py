@@ -5,13 +5,14 @@ Public names: ``report``, ``sweep``, ``workload``.
 Each command decodes its arguments, calls one function of this package, prints. The main
 group (``clearing_sim.cli``) imports this module only when one of these commands is invoked.
 Bad input — a workload or sweep file with problems, malformed ``--seeds``, an output folder of
-another version, a set-up the API refuses — prints what is wrong (``path:line:col: field:
-message`` for files) and exits with code 2, never a traceback.
+another version or with a damaged file, a Dask scheduler that cannot be reached, a set-up the
+API refuses — prints what is wrong (``path:line:col: field: message`` for input files,
+``FOLDER/FILE: field: message`` for results) and exits with code 2, never a traceback; a
+refused sweep has written nothing.
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from collections.abc import Iterator
@@ -23,9 +24,10 @@ import click
 from clearing_sim.analysis.driver import SetupRefused
 from clearing_sim.analysis.frames import FRAME_NAMES
 from clearing_sim.analysis.report import write_report
+from clearing_sim.analysis.resultfiles import ResultsFileError, read_plan
 from clearing_sim.analysis.runs import run_workload
 from clearing_sim.analysis.sweepfile import format_seeds, parse_seeds
-from clearing_sim.analysis.sweeps import SweepOutputConflict, load_results
+from clearing_sim.analysis.sweeps import SweepOutputConflict
 from clearing_sim.analysis.sweeps import sweep as run_sweep
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.stopping import Terminated, sigint_ignored, term_as_interrupt
@@ -42,7 +44,7 @@ def _bad_input() -> Iterator[None]:
         for line in error.lines():
             click.echo(line, err=True)
         raise click.exceptions.Exit(2) from None
-    except (SetupRefused, SweepOutputConflict) as error:
+    except (SetupRefused, SweepOutputConflict, ResultsFileError) as error:
         click.echo(f"Error: {error}", err=True)
         raise click.exceptions.Exit(2) from None
 
@@ -112,8 +114,8 @@ def _resume_command(file: Path, seeds: tuple[int, ...] | None, workers: int,
     """The command that carries on an interrupted sweep: the plan's (``sweep.json``), with
     this invocation's executor."""
     try:
-        command = str(json.loads((out / "sweep.json").read_text(encoding="utf-8"))["command"])
-    except (OSError, ValueError, KeyError, TypeError):
+        command = str(read_plan(out)["command"])
+    except ResultsFileError:
         words = ["clearing-sim", "sweep", str(file)]
         if seeds is not None:
             words += ["--seeds", format_seeds(seeds)]
@@ -181,7 +183,9 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
     click.echo(f"  metrics.parquet ({len(result.metrics)} rows), runs.parquet, digests.csv, "
                "runs/<param_id>/seed-<seed>/")
     if with_report:
-        click.echo(f"report written to {write_report(out)}")
+        with _bad_input():  # a kept frame of a run resumed, not read until now, may be damaged
+            path = write_report(out)
+        click.echo(f"report written to {path}")
     else:
         click.echo(f"report: clearing-sim report {out}")
 
@@ -197,19 +201,14 @@ def report(folder: Path, target: Path | None) -> None:
     Example:
       clearing-sim report results/latency --out reports/latency.html
     """
-    plan = folder / "sweep.json"
-    if plan.is_file() and not (folder / "metrics.parquet").is_file():
-        try:
-            command = json.loads(plan.read_text(encoding="utf-8"))["command"]
-        except (ValueError, KeyError, TypeError):
-            command = None
-        if isinstance(command, str):
-            raise click.BadParameter(f"the sweep started in {folder} has not finished; resume "
-                                     f"it with: {command}", param_hint="FOLDER")
-    if not plan.is_file() or not (folder / "metrics.parquet").is_file():
+    if not (folder / "sweep.json").is_file():
         raise click.BadParameter(f"{folder} holds no finished sweep (sweep.json and "
                                  "metrics.parquet); expected the --out folder of "
                                  "clearing-sim sweep", param_hint="FOLDER")
-    load_results(folder)
-    path = write_report(folder, target)
+    with _bad_input():
+        if not (folder / "metrics.parquet").exists():
+            raise click.BadParameter(f"the sweep started in {folder} has not finished; resume "
+                                     f"it with: {read_plan(folder)['command']}",
+                                     param_hint="FOLDER")
+        path = write_report(folder, target)
     click.echo(f"report written to {path}")

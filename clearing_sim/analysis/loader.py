@@ -13,6 +13,7 @@ as one ``ScenarioInvalid`` (the CLI's exit code 2).
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from attrs import evolve
 
 from clearing_sim.analysis.model import (
+    AMOUNT_DIGITS_MAX,
     Amount,
     Arrivals,
     IssuerLoad,
@@ -176,6 +178,9 @@ def _mix(r: Reader, raw: dict[str, Any], path: FieldPath) -> tuple[tuple[str, fl
 def _amount(r: Reader, raw: Any, path: FieldPath) -> Amount:
     if raw is None:
         return Amount.fixed(Decimal("100.00"))
+    # a list, not a generator: every amount with too many digits is reported, not the first
+    if not all([_amount_fits(r, where, text, key) for where, text, key in _amounts(raw, path)]):
+        return Amount.fixed(Decimal("100.00"))  # never sampled: the file is refused
     if isinstance(raw, str):
         raw = {"fixed": raw}
     ((kind, value),) = raw.items()
@@ -189,14 +194,48 @@ def _amount(r: Reader, raw: Any, path: FieldPath) -> Amount:
                         sigma=float(value.get("sigma", 1.0)),
                         low=None if low is None else Decimal(low),
                         high=None if high is None else Decimal(high))
+        if amount.median is not None and amount.median <= 0:  # its log is the draws' mean
+            r.report((*path, kind, "median"), f"expected a median above 0, got "
+                     f"{value['median']}")
     else:
         amount = Amount("choice", choices=tuple((Decimal(a), float(w)) for a, w in value.items()))
-        if not any(weight > 0 for _, weight in amount.choices):
+        weights = [weight for _, weight in amount.choices]
+        if not any(weight > 0 for weight in weights):
             r.report((*path, kind), "expected at least one weight above 0")
+        elif not math.isfinite(sum(weights)):  # random.choices draws below their total
+            r.report((*path, kind), "expected weights whose total is a finite number")
     if amount.low is not None and amount.high is not None and amount.low > amount.high:
         r.report((*path, kind), f"expected the lower amount first: {amount.low} is above "
                  f"{amount.high}")
     return amount
+
+
+def _amounts(raw: Any, path: FieldPath) -> list[tuple[FieldPath, str, bool]]:
+    """Every amount a distribution writes (the schema checked each is a decimal string):
+    where it is, its text, and whether it is a key (a choice's)."""
+    if isinstance(raw, str):
+        return [(path, raw, False)]
+    ((kind, value),) = raw.items()
+    where = (*path, kind)
+    if kind == "fixed":
+        return [(where, value, False)]
+    if kind == "uniform":
+        return [((*where, i), text, False) for i, text in enumerate(value)]
+    if kind == "lognormal":
+        return [((*where, name), value[name], False) for name in ("median", "min", "max")
+                if name in value]
+    return [((*where, text), text, True) for text in value]
+
+
+def _amount_fits(r: Reader, path: FieldPath, text: str, key: bool) -> bool:
+    """Whether an amount has no more digits than the API's amounts (else it is reported)."""
+    whole, _, places = text.partition(".")
+    if len(whole.lstrip("0")) <= AMOUNT_DIGITS_MAX and len(places) <= AMOUNT_DIGITS_MAX:
+        return True
+    shown = text if len(text) <= 40 else f"{text[:40]}…"
+    r.report(path, f"expected an amount with at most {AMOUNT_DIGITS_MAX} digits before the "
+             f"point and {AMOUNT_DIGITS_MAX} after, as the API's, got {shown}", key=key)
+    return False
 
 
 # webhooks ----------------------------------------------------------------------------------

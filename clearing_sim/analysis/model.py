@@ -1,7 +1,7 @@
 """A workload as typed values: who takes part, how they behave, what arrives and when.
 
-Public names: ``Amount``, ``Arrivals``, ``IssuerLoad``, ``MemberLoad``, ``Outage``,
-``ReceiverLoad``, ``WebhookLoad``, ``Workload``.
+Public names: ``AMOUNT_DIGITS_MAX``, ``AMOUNT_MAX``, ``Amount``, ``Arrivals``, ``IssuerLoad``,
+``MemberLoad``, ``Outage``, ``ReceiverLoad``, ``WebhookLoad``, ``Workload``.
 
 A ``Workload`` is what a workload file (``docs/workloads.md``) says once it has been read and
 checked: durations are milliseconds, profiles and issuer behaviours are the engine's validated
@@ -24,19 +24,28 @@ from clearing_sim.domain.latency import Latency
 from clearing_sim.domain.profile import IssuerProfile
 from clearing_sim.sim.issuer import IssuerBehaviour
 
-__all__ = ["Amount", "Arrivals", "IssuerLoad", "MemberLoad", "Outage", "ReceiverLoad",
-           "WebhookLoad", "Workload"]
+__all__ = ["AMOUNT_DIGITS_MAX", "AMOUNT_MAX", "Amount", "Arrivals", "IssuerLoad", "MemberLoad",
+           "Outage", "ReceiverLoad", "WebhookLoad", "Workload"]
 
 _PENNY = Decimal("0.01")
+#: Digits an amount of a distribution has at most before the point, and after it: as the
+#: API's wire amounts (``domain.money.parse_amount``).
+AMOUNT_DIGITS_MAX = 18
+#: The largest amount ``Amount.sample`` draws: the API's largest with two places.
+AMOUNT_MAX = Decimal(10) ** AMOUNT_DIGITS_MAX - _PENNY
 HOUR_MS = 3_600_000
 
 
 @frozen
 class Amount:
-    """An amount distribution, in the asset's units, rounded half-even to 0.01 (≥ 0.01).
+    """An amount distribution, in the asset's units, rounded half-even to 0.01, from 0.01 to
+    ``AMOUNT_MAX``.
 
     ``kind`` is ``fixed`` (``low``), ``uniform`` (``low``–``high``), ``lognormal`` (``median``,
     ``sigma``, clipped to ``low``–``high`` when given) or ``choice`` (``choices`` with weights).
+    The loader keeps what ``sample`` needs: a median above 0, ``sigma`` at most 10, amounts of
+    at most ``AMOUNT_DIGITS_MAX`` digits before the point and after it, choice weights with a
+    finite total.
     """
 
     kind: str
@@ -63,13 +72,13 @@ class Amount:
             value = Decimal(repr(drawn))
             if self.low is not None:
                 value = max(value, self.low)
-            if self.high is not None:
-                value = min(value, self.high)
+            # a draw far in the tail has more digits than a Decimal quantizes: cap it first
+            value = min(value, AMOUNT_MAX if self.high is None else self.high)
         else:
             amounts = [amount for amount, _ in self.choices]
             weights = [weight for _, weight in self.choices]
             value = rng.choices(amounts, weights)[0]
-        return max(value.quantize(_PENNY, ROUND_HALF_EVEN), _PENNY)
+        return min(max(value.quantize(_PENNY, ROUND_HALF_EVEN), _PENNY), AMOUNT_MAX)
 
 
 @frozen

@@ -35,6 +35,7 @@ from matplotlib.figure import Figure
 
 from clearing_sim.analysis import plots
 from clearing_sim.analysis.metrics import across_seeds
+from clearing_sim.analysis.resultfiles import ResultsFileMissing
 from clearing_sim.analysis.sweepfile import format_seeds
 from clearing_sim.analysis.sweeps import SweepResult, load_results
 
@@ -100,9 +101,11 @@ def _latency_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def _frames(results: SweepResult, name: str) -> pd.DataFrame | None:
+    """Frame ``name`` of every run, or None if the runs did not keep it (a damaged file is a
+    ``ResultsFileError``)."""
     try:
         return results.frames(name)
-    except (OSError, KeyError, AssertionError):
+    except (ResultsFileMissing, KeyError, AssertionError):
         return None
 
 
@@ -241,7 +244,8 @@ def build_report(results: SweepResult) -> str:
 
 def write_report(out: str | Path, target: str | Path | None = None) -> Path:
     """Write the report of the sweep results in ``out``; its path (default
-    ``reports/<sweep>.html``, relative to the working folder)."""
+    ``reports/<sweep>.html``, relative to the working folder). ``ResultsFileError`` names a
+    results file that cannot be used (nothing is written then)."""
     results = load_results(out)
     path = Path(target) if target is not None else Path("reports") / f"{results.name}.html"
     path.parent.mkdir(parents=True, exist_ok=True)

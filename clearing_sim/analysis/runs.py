@@ -11,7 +11,9 @@ worker: a pure function of (workload, seed), so where it runs changes nothing in
 On disk, a finished run is the folder ``runs/<param_id>/seed-<seed>/`` of a sweep's output:
 ``run.json`` (digest, counts), ``metrics.parquet`` and one Parquet file per kept frame. It is
 written as ``….partial`` and renamed when complete, so a folder that exists is finished: that
-is how an interrupted sweep resumes without redoing finished runs.
+is how an interrupted sweep resumes without redoing finished runs. A finished run's folder
+whose files cannot be used is a ``ResultsFileError`` (``resultfiles``), never a run redone
+silently.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 from attrs import field, frozen
@@ -29,14 +30,24 @@ from attrs import field, frozen
 from clearing_sim.analysis.driver import WorkloadDriver
 from clearing_sim.analysis.frames import FRAME_NAMES, Frames, frames_from_jsonl, frames_from_log
 from clearing_sim.analysis.loader import load_workload
-from clearing_sim.analysis.metrics import run_metrics
+from clearing_sim.analysis.metrics import METRIC_COLUMNS, run_metrics
 from clearing_sim.analysis.model import Workload
+from clearing_sim.analysis.resultfiles import (
+    ResultsFileError,
+    check_fields,
+    read_json_object,
+    read_table,
+)
 
 __all__ = ["RunOutput", "RunTask", "WorkloadRun", "execute", "read_run", "run_folder",
            "run_workload", "write_run"]
 
 #: The frames the metrics are computed from (built whatever a sweep keeps).
 METRIC_FRAMES = ("transactions", "deliveries", "subscriptions")
+#: ``run.json``'s fields (``write_run``) → their kind (``resultfiles.check_fields``).
+_RUN_FIELDS = {"paramId": "string", "seed": "integer", "digest": "string",
+               "records": "integer", "transactions": "integer", "endMs": "integer",
+               "frames": "string[]"}
 
 
 @frozen
@@ -147,13 +158,20 @@ def write_run(out: str | Path, output: RunOutput) -> Path:
 
 def read_run(out: str | Path, param_id: str, seed: int,
              frames: Iterable[str] = ()) -> RunOutput | None:
-    """A finished run from disk, if it is there and kept every frame in ``frames``."""
+    """A finished run from disk, if it is there and kept every frame in ``frames``;
+    ``ResultsFileError`` if its folder is there but its ``run.json`` or ``metrics.parquet``
+    cannot be used (a finished run's folder holds both)."""
     folder = run_folder(out, param_id, seed)
-    try:
-        info: dict[str, Any] = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    if not folder.exists():
         return None
+    path = folder / "run.json"
+    info = read_json_object(path)
+    check_fields(path, info, _RUN_FIELDS)
+    if (info["paramId"], info["seed"]) != (param_id, seed):
+        raise ResultsFileError(path, f"expected the run of its folder ({param_id}, seed "
+                               f"{seed}), found {info['paramId']}, seed {info['seed']}")
     if not set(frames) <= set(info["frames"]):
         return None
+    metrics = read_table(folder / "metrics.parquet", METRIC_COLUMNS)
     return RunOutput(param_id, seed, info["digest"], info["records"], info["transactions"],
-                     info["endMs"], pd.read_parquet(folder / "metrics.parquet"))
+                     info["endMs"], metrics)

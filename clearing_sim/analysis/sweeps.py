@@ -12,7 +12,11 @@ process, local worker processes, or a Dask cluster. With ``out`` every finished 
 written at once (``runs``) and a run already there is read back instead of run again, so an
 interrupted sweep resumes where it stopped. The result is ordered by parameter set, then
 seed as listed, whatever order the runs finished in, so the results and digests are the same
-for any executor and any number of workers.
+for any executor and any number of workers. Nothing is written to ``out`` before every check
+has passed: the files, the plan already in ``out`` (another version's: ``SweepOutputConflict``),
+its finished runs (read back through ``resultfiles``: ``ResultsFileError`` names a damaged
+file) and the executor (a Dask scheduler is connected to), so a refused sweep leaves ``out``
+as it was.
 
 ``out`` holds, besides the runs: ``sweep.json`` (the plan of the sweep last started there,
 written before it runs: the sweep and workload files' text, the parameter sets, the seeds, the
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,10 +42,23 @@ from attrs import define, evolve, field
 
 import clearing_sim
 from clearing_sim.analysis.driver import SetupRefused, WorkloadDriver
-from clearing_sim.analysis.executors import executor_for
+from clearing_sim.analysis.executors import Executor, executor_for
 from clearing_sim.analysis.frames import SCHEMAS, Frames
 from clearing_sim.analysis.metrics import METRIC_COLUMNS
-from clearing_sim.analysis.runs import RunOutput, RunTask, execute, read_run, write_run
+from clearing_sim.analysis.resultfiles import (
+    ResultsFileError,
+    read_json_object,
+    read_plan,
+    read_table,
+)
+from clearing_sim.analysis.runs import (
+    RunOutput,
+    RunTask,
+    execute,
+    read_run,
+    run_folder,
+    write_run,
+)
 from clearing_sim.analysis.sweepfile import (
     Sweep,
     checked_seeds,
@@ -55,6 +73,12 @@ __all__ = ["SweepOutputConflict", "SweepResult", "load_results", "sweep"]
 
 FORMAT = 1
 Progress = Callable[[int, int], None]
+#: The columns of ``runs.parquet`` and ``metrics.parquet`` besides the parameter columns.
+_PARAMS_COLUMNS = (("param_id", "str"), ("param_label", "str"), ("case", "str"))
+_RUNS_COLUMNS = (*_PARAMS_COLUMNS, ("seed", "int64"), ("digest", "str"),
+                 ("transactions", "int64"), ("records", "int64"), ("end_ms", "int64"))
+_METRICS_COLUMNS = (*_PARAMS_COLUMNS, ("seed", "int64"), *METRIC_COLUMNS)
+_PARAM_ID = re.compile(r"[0-9a-f]{12}")  # sweepfile's: 12 hex digits of a sha256
 
 
 class SweepOutputConflict(Exception):
@@ -167,7 +191,7 @@ class SweepResult:
 
     def frames(self, name: str) -> pd.DataFrame:
         """Frame ``name`` of every run, concatenated, with the parameter columns and ``seed``
-        in front (in run order)."""
+        in front (in run order); ``ResultsFileMissing`` if a run on disk did not keep it."""
         assert name in SCHEMAS, f"unknown frame {name!r}; expected one of {tuple(SCHEMAS)}"
         parts = []
         for run in self.runs.itertuples():
@@ -176,8 +200,8 @@ class SweepResult:
                 frame = self._frames[key][name]
             else:
                 assert self.out is not None, "frames of an in-memory sweep are kept in memory"
-                folder = self.out / "runs" / run.param_id / f"seed-{int(run.seed):06d}"
-                frame = pd.read_parquet(folder / f"{name}.parquet")
+                folder = run_folder(self.out, run.param_id, int(run.seed))
+                frame = read_table(folder / f"{name}.parquet", SCHEMAS[name])
             parts.append(frame.assign(param_id=run.param_id, seed=int(run.seed)))
         if not parts:
             return pd.DataFrame()
@@ -227,21 +251,32 @@ def _write_atomic(path: Path, write: Callable[[Path], object]) -> None:
     os.replace(partial, path)
 
 
-def _open_out(out: Path, meta: dict[str, Any]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
+def _finished_runs(out: Path, meta: dict[str, Any], order: Sequence[tuple[str, int]],
+                   frames: Sequence[str]) -> dict[tuple[str, int], RunOutput]:
+    """The runs of ``order`` already finished in ``out``, read back; ``SweepOutputConflict``
+    or ``ResultsFileError`` if the sweep cannot resume in ``out``. Writes nothing."""
+    if out.exists() and not out.is_dir():
+        raise ResultsFileError(out, "expected a folder for the results, found a file")
     previous = out / "sweep.json"
-    if previous.exists():
-        try:
-            old = json.loads(previous.read_text(encoding="utf-8"))
-        except ValueError:
-            old = {}
+    if previous.exists():  # only its format and version matter: the new plan replaces it
+        old = read_json_object(previous)
         if old.get("format") != FORMAT or old.get("version") != meta["version"]:
             raise SweepOutputConflict(
                 f"{out} holds results of clearing-sim {old.get('version', '?')} (format "
                 f"{old.get('format', '?')}); this is {meta['version']} (format {FORMAT}): "
                 "expected another --out, or remove the folder")
-    _write_atomic(previous, lambda p: p.write_text(json.dumps(meta, indent=1) + "\n",
-                                                   encoding="utf-8"))
+    found = {key: read_run(out, *key, frames) for key in order}
+    return {key: run for key, run in found.items() if run is not None}
+
+
+def _write_plan(out: Path, meta: dict[str, Any]) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ResultsFileError(out, f"cannot create the folder: {error.strerror or error}") \
+            from None
+    _write_atomic(out / "sweep.json", lambda p: p.write_text(json.dumps(meta, indent=1) + "\n",
+                                                             encoding="utf-8"))
 
 
 def _check_setup(sweep: Sweep) -> None:
@@ -279,38 +314,43 @@ def sweep(source: str | Path | Sweep, seeds: str | int | Iterable[int] | None = 
     _check_setup(plan)
     target = None if out is None else Path(out)
     meta = _meta(plan, target)
-    if target is not None:
-        _open_out(target, meta)
     order = [(p.param_id, seed) for p in plan.params for seed in plan.seeds]
-    outputs: dict[tuple[str, int], RunOutput] = {}
-    if target is not None:
-        for param_id, seed in order:
-            found = read_run(target, param_id, seed, plan.frames)
-            if found is not None:
-                outputs[(param_id, seed)] = found
-    total = len(order)
-    if progress is not None:
-        progress(len(outputs), total)
-    tasks = [RunTask(p.param_id, seed, p.workload, plan.frames) for p in plan.params
-             for seed in plan.seeds if (p.param_id, seed) not in outputs]
-    kept: dict[tuple[str, int], Frames] = {}
-    executor = executor_for(workers, dask)
+    # every check before the first write: a refused sweep leaves ``out`` as it was
+    outputs = {} if target is None else _finished_runs(target, meta, order, plan.frames)
+    executor = executor_for(workers, dask)  # a Dask scheduler that cannot be reached: here
     try:
-        for output in executor.map_unordered(execute, tasks):
-            key = (output.param_id, output.seed)
-            if target is not None:
-                write_run(target, output)
-            elif output.frames is not None:
-                kept[key] = output.frames
-            outputs[key] = output
-            if progress is not None:
-                progress(len(outputs), total)
+        if target is not None:
+            _write_plan(target, meta)
+        kept = _run(plan, executor, target, outputs, progress)
     finally:
         executor.close()
     metrics, runs = _assemble(meta, outputs, order)
     if target is not None:
         _write_results(target, metrics, runs)
     return SweepResult(meta, metrics, runs, target, kept)
+
+
+def _run(plan: Sweep, executor: Executor, target: Path | None,
+         outputs: dict[tuple[str, int], RunOutput],
+         progress: Progress | None) -> dict[tuple[str, int], Frames]:
+    """Run the runs of ``plan`` not in ``outputs`` on ``executor``, adding each to
+    ``outputs`` (and writing it to ``target``) as it finishes; the frames kept in memory."""
+    total = len(plan.params) * len(plan.seeds)
+    if progress is not None:
+        progress(len(outputs), total)
+    tasks = [RunTask(p.param_id, seed, p.workload, plan.frames) for p in plan.params
+             for seed in plan.seeds if (p.param_id, seed) not in outputs]
+    kept: dict[tuple[str, int], Frames] = {}
+    for output in executor.map_unordered(execute, tasks):
+        key = (output.param_id, output.seed)
+        if target is not None:
+            write_run(target, output)
+        elif output.frames is not None:
+            kept[key] = output.frames
+        outputs[key] = output
+        if progress is not None:
+            progress(len(outputs), total)
+    return kept
 
 
 def _write_results(out: Path, metrics: pd.DataFrame, runs: pd.DataFrame) -> None:
@@ -325,8 +365,17 @@ def _write_results(out: Path, metrics: pd.DataFrame, runs: pd.DataFrame) -> None
 def load_results(out: str | Path) -> SweepResult:
     """The results of the last sweep that finished in ``out`` (what ``clearing-sim report``
     reads), with the plan of the last one started there as ``meta``: if that one did not
-    finish, ``unfinished`` lists the runs the results lack."""
+    finish, ``unfinished`` lists the runs the results lack. ``ResultsFileError`` names a file
+    that cannot be used (``ResultsFileMissing`` one that is not there)."""
     folder = Path(out)
-    meta = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
-    return SweepResult(meta, pd.read_parquet(folder / "metrics.parquet"),
-                       pd.read_parquet(folder / "runs.parquet"), folder)
+    meta = read_plan(folder)
+    metrics = read_table(folder / "metrics.parquet", _METRICS_COLUMNS)
+    path = folder / "runs.parquet"
+    runs = read_table(path, _RUNS_COLUMNS)
+    # a run's id names its folder: one of another form would lead ``frames`` anywhere
+    wrong = [value for value in runs["param_id"]
+             if not isinstance(value, str) or _PARAM_ID.fullmatch(value) is None]
+    if wrong:
+        raise ResultsFileError(path, "expected parameter set ids of 12 hex digits, found "
+                               f"{str(wrong[0])[:40]!r}", "param_id")
+    return SweepResult(meta, metrics, runs, folder)

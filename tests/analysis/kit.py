@@ -1,4 +1,5 @@
-"""Helpers for the analysis tests: write a variant of the tiny workload, collect problems."""
+"""Helpers for the analysis tests: write a variant of the tiny workload, collect problems,
+take a snapshot of a folder."""
 
 from __future__ import annotations
 
@@ -34,3 +35,9 @@ def variant(tmp: Path, old: str, new: str, name: str = "w.yaml") -> Path:
     target = tmp / name
     target.write_text(TINY_TEXT.replace(old, new, 1), encoding="utf-8")
     return target
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under ``folder``, by relative path."""
+    return {path.relative_to(folder).as_posix(): path.read_bytes() if path.is_file() else None
+            for path in sorted(folder.rglob("*"))}

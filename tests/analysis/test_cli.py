@@ -3,12 +3,15 @@ traceback (DESIGN.md, Bad input), and an example in every --help."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +22,11 @@ from click.testing import CliRunner, Result
 
 from clearing_sim.analysis import cli
 from clearing_sim.analysis.cli import report, sweep, workload
+from clearing_sim.analysis.runs import run_folder
 from clearing_sim.analysis.sweeps import SweepResult
 from clearing_sim.analysis.sweeps import sweep as run_sweep
 from tests.analysis.conftest import INPUTS, TINY, TWO_CASES
-from tests.analysis.kit import variant
+from tests.analysis.kit import snapshot, variant
 
 
 def _invoke(command: click.Command, *args: str) -> Result:
@@ -146,6 +150,118 @@ def test_report_of_a_first_sweep_interrupted_says_how_to_resume(tmp_path: Path) 
     assert result.exit_code == 2
     assert "has not finished; resume it with: clearing-sim sweep " in result.output
     assert f"--seeds 0-1 --out {tmp_path / 'out'}" in " ".join(result.output.split())
+
+
+def test_a_lognormal_median_of_zero_exits_2_at_its_line(tmp_path: Path) -> None:
+    """A workload whose log-normal amount has a median of 0 is bad input: exit code 2 at the
+    median's file, line and field, not a math domain error in the run (exit 1)."""
+    bad = variant(tmp_path, 'amount: {uniform: ["10.00", "500.00"]}',
+                  'amount: {lognormal: {median: "0.00", sigma: 1.0, min: "1.00"}}')
+    result = _invoke(workload, bad)
+    assert result.exit_code == 2, result.output
+    assert f"{bad}:31:34: members.northbank.amount.lognormal.median: expected a median above " \
+           "0, got 0.00" in result.output
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def _without(key: str) -> Callable[[bytes], bytes]:
+    return lambda text: json.dumps({k: v for k, v in json.loads(text).items()
+                                    if k != key}).encode()
+
+
+GARBAGE = b"garbage\n"
+#: file of a finished sweep's folder → what it is made to hold → the message after "FILE: "
+REPORT_DAMAGES: list[tuple[str, Callable[[bytes], bytes], str]] = [
+    ("metrics.parquet", lambda _: GARBAGE, "expected a Parquet table: "),
+    ("runs.parquet", lambda _: GARBAGE, "expected a Parquet table: "),
+    ("sweep.json", lambda _: b"{", "not JSON: "),
+    ("sweep.json", lambda _: b"[]", "expected a JSON object, found an array"),
+    ("sweep.json", _without("sweep"), "sweep: missing; expected a string"),
+    ("metrics.parquet",
+     lambda data: _parquet(pd.read_parquet(io.BytesIO(data)).drop(columns="param_id")),
+     "param_id: missing column"),
+]
+
+
+@pytest.mark.parametrize(("name", "damage", "message"), REPORT_DAMAGES,
+                         ids=[f"{n}-{m.split(':')[0]}" for n, _, m in REPORT_DAMAGES])
+def test_report_of_a_damaged_results_file_exits_2_naming_it(
+        tiny_sweep: SweepResult, tmp_path: Path, name: str,
+        damage: Callable[[bytes], bytes], message: str) -> None:
+    """Whatever is wrong with a results file (not Parquet or JSON at all, another shape, a
+    key or a column missing), ``report`` says which file and what (``FOLDER/FILE: ...``)
+    and exits with code 2, never a traceback, and writes no page."""
+    assert tiny_sweep.out is not None
+    out = tmp_path / "out"
+    shutil.copytree(tiny_sweep.out, out)
+    (out / name).write_bytes(damage((out / name).read_bytes()))
+    result = _invoke(report, out, "--out", tmp_path / "r.html")
+    assert result.exit_code == 2, result.output
+    assert f"Error: {out / name}: {message}" in result.output
+    assert not (tmp_path / "r.html").exists()
+
+
+def _first_run(results: SweepResult, out: Path) -> Path:
+    first = results.runs.iloc[0]
+    return run_folder(out, first["param_id"], int(first["seed"]))
+
+
+#: what a finished sweep's folder is made to hold → the file named → the message after it
+RESUME_DAMAGES: list[tuple[str, str, str]] = [
+    ("run metrics.parquet garbage", "RUN/metrics.parquet", "expected a Parquet table: "),
+    ("sweep.json []", "sweep.json", "expected a JSON object, found an array"),
+    ("sweep.json {", "sweep.json", "not JSON: "),
+    ("every run.json []", "RUN/run.json", "expected a JSON object, found an array"),
+]
+
+
+@pytest.mark.parametrize(("damage", "named", "message"), RESUME_DAMAGES,
+                         ids=[d for d, _, _ in RESUME_DAMAGES])
+def test_a_sweep_resuming_into_a_damaged_folder_exits_2_naming_the_file_and_writes_nothing(
+        tiny_sweep: SweepResult, tmp_path: Path, damage: str, named: str,
+        message: str) -> None:
+    """Resuming a sweep in a folder with a damaged file is refused before anything is
+    written: exit code 2, ``FOLDER/FILE: what is wrong``, no traceback, and the folder is
+    byte for byte as it was."""
+    assert tiny_sweep.out is not None
+    out = tmp_path / "out"
+    shutil.copytree(tiny_sweep.out, out)
+    run = _first_run(tiny_sweep, out)
+    if damage == "run metrics.parquet garbage":
+        (run / "metrics.parquet").write_bytes(GARBAGE)
+    elif damage == "every run.json []":
+        for path in out.glob("runs/*/seed-*/run.json"):
+            path.write_text("[]")
+    else:
+        (out / "sweep.json").write_text(damage.removeprefix("sweep.json "))
+    before = snapshot(out)
+    result = _invoke(sweep, TWO_CASES, "--out", out)
+    assert result.exit_code == 2, result.output
+    path = out / named if not named.startswith("RUN/") else run / named.removeprefix("RUN/")
+    assert f"Error: {path}: {message}" in result.output
+    assert snapshot(out) == before
+
+
+def test_a_refused_dask_address_leaves_a_finished_sweep_as_it_was(
+        tiny_sweep: SweepResult, tmp_path: Path) -> None:
+    """Every option is checked before anything is written to --out: a --dask address that
+    cannot be used exits 2 with the folder byte for byte as it was (its plan not replaced by
+    one that never ran), so ``report`` still reads the finished sweep."""
+    assert tiny_sweep.out is not None
+    out = tmp_path / "out"
+    shutil.copytree(tiny_sweep.out, out)
+    before = snapshot(out)
+    result = _invoke(sweep, TWO_CASES, "--out", out, "--dask", "garbage")
+    assert result.exit_code == 2, result.output
+    assert "Error: cannot use the Dask scheduler at garbage: " in result.output
+    assert snapshot(out) == before
+    result = _invoke(report, out, "--out", tmp_path / "r.html")
+    assert result.exit_code == 0 and "did not finish" not in (tmp_path / "r.html").read_text()
 
 
 ENTRIES = {"workload": "clearing_sim.analysis.cli:workload",

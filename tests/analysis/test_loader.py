@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import json
+import random
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clearing_sim.analysis import load_workload
+from clearing_sim.analysis.loader import parse_workload
 from clearing_sim.analysis.model import Amount, Outage
 from clearing_sim.analysis.sweepfile import load_sweep
 from clearing_sim.domain.latency import LogNormal
+from clearing_sim.domain.money import GBP, parse_amount
 from clearing_sim.domain.profile import SettlementMode
-from clearing_sim.scenario.errors import ScenarioNotFound, ScenarioUnreadable
+from clearing_sim.scenario.errors import ScenarioInvalid, ScenarioNotFound, ScenarioUnreadable
 from tests.analysis.conftest import INPUTS, TINY
-from tests.analysis.kit import variant, workload_problems
+from tests.analysis.kit import TINY_TEXT, variant, workload_problems
 
 
 def test_a_valid_file_becomes_typed_values() -> None:
@@ -115,3 +121,80 @@ def test_missing_and_unreadable_files(tmp_path: Path) -> None:
     (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe")
     with pytest.raises(ScenarioUnreadable, match="not UTF-8"):
         load_workload(tmp_path / "bin.yaml")
+
+
+TINY_AMOUNT = 'amount: {uniform: ["10.00", "500.00"]}'
+
+
+def test_a_lognormal_amount_with_a_median_of_zero_is_refused_at_its_line(
+        tmp_path: Path) -> None:
+    """A log-normal amount's median is above 0 (its log is the distribution's mean): a
+    median of 0 is refused when the file is read, at the median's line, not by a math
+    domain error in the middle of a run."""
+    path = variant(tmp_path, TINY_AMOUNT,
+                   'amount: {lognormal: {median: "0.00", sigma: 1, max: "250000.00"}}')
+    assert workload_problems(path) == [
+        f"{path}:31:34: members.northbank.amount.lognormal.median: expected a median above "
+        "0, got 0.00"]
+
+
+_EDGE_AMOUNTS = ["0", "0.00", "0.01", "0.001", "1", "100.00", "0." + "0" * 17 + "1",
+                 "0." + "0" * 18 + "1", "0." + "0" * 400 + "1", "9" * 18 + ".99",
+                 "1" + "0" * 18, "9" * 30, "1" + "0" * 400]
+_AMOUNT_TEXTS = st.sampled_from(_EDGE_AMOUNTS) | st.builds(
+    lambda whole, part: whole if part is None else f"{whole}.{part}",
+    st.text("0123456789", min_size=1, max_size=24),
+    st.none() | st.text("0123456789", min_size=1, max_size=24))
+_NUMBERS = (st.integers(-1, 10**6) | st.floats(-1.0, 12.0)
+            | st.floats(-1.0, 1.7e308, allow_nan=False))
+
+
+def _number(value: float) -> str:
+    """A YAML number (a float with a point and a signed exponent, as YAML 1.1 reads one)."""
+    return str(value) if isinstance(value, int) else f"{value:.17e}"
+
+
+@st.composite
+def amount_specs(draw: st.DrawFn) -> str:
+    """An amount distribution as a workload file writes it, any of its parameters any
+    decimal string or number."""
+    def amount() -> str:
+        return json.dumps(draw(_AMOUNT_TEXTS))
+
+    kind = draw(st.sampled_from(["plain", "fixed", "uniform", "lognormal", "choice"]))
+    if kind == "plain":
+        return amount()
+    if kind == "fixed":
+        return f"{{fixed: {amount()}}}"
+    if kind == "uniform":
+        return f"{{uniform: [{amount()}, {amount()}]}}"
+    if kind == "lognormal":
+        fields = [f"median: {amount()}"]
+        if draw(st.booleans()):
+            fields.append(f"sigma: {_number(draw(_NUMBERS))}")
+        fields += [f"{name}: {amount()}" for name in ("min", "max") if draw(st.booleans())]
+        return f"{{lognormal: {{{', '.join(fields)}}}}}"
+    weights = draw(st.lists(_NUMBERS, min_size=1, max_size=4))
+    choices = ", ".join(f"{amount()}: {_number(weight)}" for weight in weights)
+    return f"{{choice: {{{choices}}}}}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(spec=amount_specs(), seed=st.integers(0, 2**32))
+def test_every_amount_distribution_is_refused_at_load_or_sampled_without_error(
+        spec: str, seed: int) -> None:
+    """Any amount distribution a workload file may write is either refused when the file is
+    read (every problem at the amount's own field) or sampled without error, each draw an
+    amount the API takes (a positive decimal of 2 places, at most 18 digits before the
+    point)."""
+    text = TINY_TEXT.replace(TINY_AMOUNT, f"amount: {spec}")
+    try:
+        workload = parse_workload(text, "w.yaml")
+    except ScenarioInvalid as error:
+        assert all(": members.northbank.amount" in line for line in error.lines()), \
+            error.lines()
+        return
+    rng = random.Random(seed)
+    for _ in range(100):
+        value = workload.members[0].amount.sample(rng)
+        assert parse_amount(f"{value:f}", GBP).amount == value
