@@ -30,16 +30,23 @@ members:
 """ + ETHER_POUND_YAML
 
 
-def record(tmp_path: Path) -> tuple[Path, Path, str]:
-    """A session against ``serve --world``: a redeem that settles, one armed to fail that
-    parks and is fixed by the operator, a bad request, clock moves; its journal."""
+def _journaled(tmp_path: Path, text: str = WORLD) -> tuple[Client, Path, Path, str]:
+    """A shim on the world file ``text``, journaling; Northbank's API key."""
     world = tmp_path / "world.yaml"
-    world.write_text(WORLD)
+    world.write_text(text)
     journal = tmp_path / "session.jsonl"
     app = create_app(ServeOptions(operator_token=TOKEN), scenario=load_world(str(world)))
     open_journal(app, journal, (world.name, hashlib.sha256(world.read_bytes()).hexdigest()),
                  None)
     client = Client(app)
+    key = next(s.api_key for s in client.sim.staged if s.key == "northbank")
+    return client, journal, world, key
+
+
+def record(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A session against ``serve --world``: a redeem that settles, one armed to fail that
+    parks and is fixed by the operator, a bad request, clock moves; its journal."""
+    client, journal, world, _ = _journaled(tmp_path)
     staged = {s.key: s for s in client.sim.staged}
     member = {"Authorization": f"Bearer {staged['northbank'].api_key}"}
     cast = client.op("GET", "/sim/v1/participants").json()["data"]
@@ -101,18 +108,6 @@ def test_a_session_the_format_cannot_express_exits_2_naming_the_entry(tmp_path: 
     assert "entry 1: PUT /sim/v1/receivers has no scenario step" in result.output
 
 
-def _journaled(tmp_path: Path) -> tuple[Client, Path, Path, str]:
-    world = tmp_path / "world.yaml"
-    world.write_text(WORLD)
-    journal = tmp_path / "session.jsonl"
-    app = create_app(ServeOptions(operator_token=TOKEN), scenario=load_world(str(world)))
-    open_journal(app, journal, (world.name, hashlib.sha256(world.read_bytes()).hexdigest()),
-                 None)
-    client = Client(app)
-    key = next(s.api_key for s in client.sim.staged if s.key == "northbank")
-    return client, journal, world, key
-
-
 def _export(journal: Path, world: Path, out: Path) -> Any:
     return CliRunner().invoke(main, ["journal", "export", str(journal), "--world", str(world),
                                      "--operator-token", TOKEN, "--scenario", str(out)])
@@ -172,14 +167,7 @@ def test_a_session_whose_webhooks_are_signed_with_token_sealed_keys_exports_a_pa
     file does not hold: the exported file expected the session's digest and failed its own
     run (docs/examples/journal-walkthrough.sh did). It expects the digest its run gives
     after the session's steps, naming the session's beside it."""
-    world = tmp_path / "world.yaml"
-    world.write_text(WORLD + SETTLED_HOOK_YAML)
-    journal = tmp_path / "session.jsonl"
-    app = create_app(ServeOptions(operator_token=TOKEN), scenario=load_world(str(world)))
-    open_journal(app, journal, (world.name, hashlib.sha256(world.read_bytes()).hexdigest()),
-                 None)
-    client = Client(app)
-    key = next(s.api_key for s in client.sim.staged if s.key == "northbank")
+    client, journal, world, key = _journaled(tmp_path, WORLD + SETTLED_HOOK_YAML)
     cast = client.op("GET", "/sim/v1/participants").json()["data"]
     asset = next(p["assets"][0] for p in cast if p["participantName"] == "Ether Pound")
     made = client.post("/api/v1/transactions", headers={"Authorization": f"Bearer {key}"},

@@ -378,30 +378,9 @@ def test_a_gateway_answering_json_nested_past_any_limit_is_silence_and_parks_at_
     """States and transitions, silence past ``approvalSlaSeconds``; docs/semantics.md, a
     gateway's malformed answer is no news. Before, the answer's RecursionError escaped the
     transport: the advance was a 500 and the saga died in-flight, never parked."""
-    gateway = ServerThread(_nested_answer).start()
-    shim_server = ServerThread(create_app(ServeOptions(operator_token=TOKEN, seed=3))).start()
-    try:
-        with httpx.Client(base_url=shim_server.base_url, timeout=30) as shim:
-            quid = _add(shim, issuer_body("Sol Quid", "GBPQ", "solana"))
-            member = _add(shim, {"kind": "clearing_member", "name": "Northbank",
-                                 "wallets": {"GBPQ": "100.00"}})
-            put = shim.put(f"/sim/v1/operator/issuers/{quid.id}/gateway", headers=OP,
-                           json={"apiBaseUrl": gateway.base_url, "patienceMs": 10})
-            assert put.status_code == 200, put.text
-            assert quid.asset is not None
-            auth = {"Authorization": f"Bearer {member.key}"}
-            made = shim.post("/api/v1/transactions", headers=auth,
-                             json=redeem_body(quid.asset, "10.00", "INV-NESTED"))
-            assert made.status_code == 201, made.text
-            tx_id = made.json()["data"]["id"]
-            for _ in range(16):  # 16 minutes: past the 900 s SLA
-                advanced = shim.post("/sim/v1/clock/advance", headers=OP, json={"seconds": 60})
-                assert advanced.status_code == 200, advanced.text
-            tx = shim.get(f"/api/v1/transactions/{tx_id}", headers=auth).json()["data"]
-    finally:
-        shim_server.stop()
-        gateway.stop()
+    (tx,), violations = _redeems_through(_nested_answer, ("10.00",), 16)  # past 900 s
     assert (tx["lifecycleStatus"], tx["parked"], tx["terminal"]) == ("failed", True, True), tx
+    assert violations == []
 
 
 def _lying_gateway(instruction_id: str) -> Any:
