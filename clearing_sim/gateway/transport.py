@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import threading
 import time
 from collections.abc import Callable
 from decimal import Decimal
@@ -38,6 +39,7 @@ __all__ = ["Call", "GatewayConfig", "Transport", "TransportProblem", "config_fro
 
 RESPONSE_BYTES_MAX = 65_536
 TOKEN_TTL_MAX_S = 86_400  # an access token's expires_in past a day is not believed
+ABANDON_GRACE_S = 1.0  # past the call's own deadlines, before a held call is given up
 #: what a bearer token may hold to travel in a header: visible ASCII, no spaces (RFC 6750's
 #: b64token is a subset)
 _TOKEN = re.compile(r"[\x21-\x7e]+")
@@ -181,13 +183,19 @@ class Transport:
                                          config.client_key) if https else True
         except TlsProblem as problem:
             raise TransportProblem(str(problem)) from None
-        timeout = httpx.Timeout(config.timeout_s, connect=min(config.timeout_s, 5.0))
+        self._verify = verify
         self.token = _Token(config) if config.token_url is not None else None
+        self.client = self._client()
+        self.abandoned = 0  # calls given up at their deadline, their threads left to the peer
+
+    def _client(self) -> httpx.Client:
+        config = self.config
+        timeout = httpx.Timeout(config.timeout_s, connect=min(config.timeout_s, 5.0))
         headers = {} if config.bearer is None else {"Authorization": f"Bearer {config.bearer}"}
         # TCP_NODELAY: a request sent as two small writes must not wait for a delayed ACK
-        transport = httpx.HTTPTransport(verify=verify, socket_options=[
+        transport = httpx.HTTPTransport(verify=self._verify, socket_options=[
             (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-        self.client = httpx.Client(transport=transport, timeout=timeout, headers=headers)
+        return httpx.Client(transport=transport, timeout=timeout, headers=headers)
 
     def close(self) -> None:
         self.client.close()
@@ -236,14 +244,30 @@ class Transport:
         if body is not None:
             headers["Content-Type"] = "application/json"
         started = time.perf_counter()
-        problem = self._authorization(headers)
-        call: Call
-        if problem is not None:
-            call = Call(method, url, tuple(headers.items()), raw.decode(), error=problem,
-                        tag=tag)
-        else:
-            call = self._send(method, url, raw, headers, started, tag)
-        return call
+        made: list[Call] = []
+
+        def make() -> None:
+            problem = self._authorization(headers)
+            if problem is not None:
+                made.append(Call(method, url, tuple(headers.items()), raw.decode(),
+                                 error=problem, tag=tag))
+            else:
+                made.append(self._send(method, url, raw, headers, started, tag))
+
+        # The deadlines inside bound a body; a gateway dripping its status line and headers
+        # a byte at a time stays under every read's timeout, so the call runs in a thread
+        # of its own and is given up once the token and the call could both have timed out.
+        worker = threading.Thread(target=make, daemon=True, name="gateway-call")
+        worker.start()
+        worker.join(2 * self.config.timeout_s + ABANDON_GRACE_S)
+        if made:
+            return made[0]
+        self.abandoned += 1  # its connection is the old client's: never reused
+        self.client = self._client()
+        return Call(method, url, tuple(headers.items()), raw.decode(),
+                    error=f"no whole answer within {self.config.timeout_s:g} s (the gateway "
+                          "held its status line and headers; the call was given up)",
+                    elapsed_ms=(time.perf_counter() - started) * 1000, tag=tag)
 
     def _send(self, method: str, url: str, raw: bytes, headers: dict[str, str],
               started: float, tag: str | None) -> Call:

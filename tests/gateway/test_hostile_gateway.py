@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import socket
+import threading
 import time
 from typing import Any
 
@@ -106,3 +108,37 @@ def test_the_token_endpoints_answer_is_bounded_and_its_lifetime_believed_only_if
     assert refused.error is not None and "OAuth token request" in refused.error
     assert "Content-Encoding: gzip, gzip" in refused.error
     assert lifetime - time.monotonic() < 300
+
+
+def test_a_gateway_dripping_its_headers_is_given_up_at_the_deadline() -> None:
+    """The body's deadline cannot see a status line and headers sent a byte every 0.1 s
+    (each read inside its timeout; h11 takes up to 16 KiB of them: hours at that pace). The
+    call is given up once it could have timed out, its connection never reused."""
+    stop = threading.Event()
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+
+        def drip() -> None:
+            connection, _ = server.accept()
+            with connection:
+                connection.recv(65_536)
+                for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 600:
+                    if stop.wait(0.1):
+                        return
+                    try:
+                        connection.sendall(bytes([byte]))
+                    except OSError:
+                        return
+
+        thread = threading.Thread(target=drip, daemon=True)
+        thread.start()
+        transport = _transport(f"http://127.0.0.1:{port}")
+        try:
+            call = transport.request("GET", f"http://127.0.0.1:{port}/instructions/x")
+        finally:
+            stop.set()
+            transport.close()
+            thread.join(5)
+    assert call.status is None and call.error is not None, call
+    assert "held its status line and headers" in call.error
+    assert transport.abandoned == 1
