@@ -256,14 +256,20 @@ def _base64(value: Any) -> bytes | None:
 
 def _outcome(value: Any) -> bool:
     """``[status, error]`` of one real webhook POST (``delivery.RealOutcome``)."""
-    return (isinstance(value, list) and len(value) == 2 and _STATUS(value[0])
+    return (isinstance(value, list) and len(value) == 2 and _REPLY_STATUS(value[0])
             and (value[1] is None or _text(value[1])))
 
 
 _MS = _whole(0)
-_STATUS = _whole(100, 599)
-#: a method as HTTP writes one (RFC 9110's token)
-_METHOD = _matching(re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}"))
+_STATUS = _whole(100, 599)  # the shim's own answers
+#: what a real receiver may answer: any three digits from 100 (h11 takes up to 999)
+_REPLY_STATUS = _whole(100, 999)
+
+
+def _method(value: Any) -> bool:
+    """A method as the door received it: any text (a server passes on any token, of any
+    length, and the shim journals a 405 too)."""
+    return _text(value) and bool(value)
 
 
 @frozen
@@ -276,7 +282,7 @@ def _request(prefix: str, credentials: Check, **more: _Field) -> dict[str, _Fiel
     """The fields of an entry that holds a request (``recorder.request_of`` reads them);
     ``body`` or ``body64``, exactly one, is checked apart."""
     return {"at": _Field(_MS, "an instant in ms"),
-            "method": _Field(_METHOD, "an HTTP method"),
+            "method": _Field(_method, "an HTTP method"),
             "path": _Field(_under(prefix), f"a path under {prefix}"),
             "query": _Field(_pairs(_text), "a list of [name, value] text pairs"),
             "headers": _Field(_pairs(credentials), "a list of [name, value] pairs"),

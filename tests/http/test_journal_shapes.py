@@ -456,3 +456,18 @@ def test_export_of_a_well_formed_journal_no_scenario_expresses_is_refused(
     cast = (world.name, sha, load_world(str(world)), yaml.safe_load(WORLD))
     with pytest.raises(ExportError, match="cannot be a scenario file"):
         export_scenario(read_journal(path), TOKEN, cast, "x")
+
+
+@pytest.mark.parametrize("status", [100, 200, 599, 799, 999])
+def test_a_real_receivers_status_of_any_three_digits_is_journaled_as_read_back(
+        tmp_path: Path, status: int) -> None:
+    """A receiver may answer any status from 100 to 999 (h11 takes them; httpx reports
+    them): the reader took 100-599 only, so one receiver answering 799 locked the served
+    world out of its restart, show, verify and export (found by review)."""
+    path = tmp_path / "j.jsonl"
+    app = create_app(ServeOptions(operator_token=TOKEN, seed=3))
+    open_journal(app, path, None, None)
+    app.state.sim.journal.deliveries(0, [(status, None), (status, "a reason")])
+    app.state.sim.journal.writer.close()
+    [(_, entry)] = read_journal(path).entries
+    assert entry["outcomes"] == [[status, None], [status, "a reason"]]
