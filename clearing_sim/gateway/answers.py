@@ -1,14 +1,16 @@
 """Strict reading of an issuer gateway's answers: untrusted input, never a crash.
 
-Public names: ``read_created``, ``read_refund``, ``read_snapshot``, ``step_allowed``.
+Public names: ``CONFLICTED``, ``RESERVED_PREFIXES``, ``UNANSWERED``, ``read_created``,
+``read_refund``, ``read_snapshot``, ``step_allowed``.
 
 Each reader returns the value or a sentence saying what is wrong with the answer. A status
 may only move forward along RECEIVED → PENDING_APPROVAL → APPROVED → EXECUTING → COMPLETED,
 to REJECTED before APPROVED, or from a non-final status to FAILED (sim.issuer); COMPLETED needs its
 on-chain proof (``onchain.txHash`` and an integer ``onchain.ledgerSequence``). An
-``instructionId`` is 1 to 200 of RFC 3986's unreserved characters, not ``.`` or ``..``: it
-becomes a path segment of the next read (one with a control character made no URL at all,
-and the advance that read it answered 500).
+``instructionId`` is 1 to 200 characters without control characters, not ``.`` or ``..``,
+not one of the client's own placeholders: it becomes a percent-encoded path segment of the
+next read (one with a control character made no URL at all, and the advance that read it
+answered 500).
 """
 
 from __future__ import annotations
@@ -20,12 +22,16 @@ from clearing_sim.domain.instruction import FINAL, InstructionStatus
 from clearing_sim.gateway.transport import Call
 from clearing_sim.sim.issuer import Snapshot
 
-__all__ = ["read_created", "read_refund", "read_snapshot", "step_allowed"]
+__all__ = ["CONFLICTED", "RESERVED_PREFIXES", "UNANSWERED", "read_created", "read_refund",
+           "read_snapshot", "step_allowed"]
 
 _S = InstructionStatus
-#: RFC 3986's unreserved characters: a path segment as it is; no ``:``, which the client's
-#: own placeholders (``unanswered:``, ``conflicted:``) hold, so no answer can pose as one
-_INSTRUCTION_ID = re.compile(r"[A-Za-z0-9._~-]{1,200}")
+#: any text but control characters (the spec says "string"; the client percent-encodes it
+#: as a path segment), not starting with the client's own placeholders' prefixes
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+UNANSWERED = "unanswered:"  # the client's id for an instruction no answer named yet
+CONFLICTED = "conflicted:"  # ... and for one created with another instruction's id
+RESERVED_PREFIXES = (UNANSWERED, CONFLICTED)
 _ORDER = [_S.RECEIVED, _S.PENDING_APPROVAL, _S.APPROVED, _S.EXECUTING, _S.COMPLETED]
 
 
@@ -69,9 +75,11 @@ def read_created(call: Call) -> tuple[str, InstructionStatus] | str:
     instruction_id = body.get("instructionId")
     if not isinstance(instruction_id, str) or not instruction_id:
         return "instructionId is missing or not a string"
-    if not _INSTRUCTION_ID.fullmatch(instruction_id) or instruction_id in (".", ".."):
-        return (f"instructionId {instruction_id[:60]!r} is not 1 to 200 of A-Z a-z 0-9 . _ ~ - "
-                "(it goes into the path GET /instructions/{id})")
+    if len(instruction_id) > 200 or _CONTROL.search(instruction_id) \
+            or instruction_id.startswith(RESERVED_PREFIXES) or instruction_id in (".", ".."):
+        return (f"instructionId {instruction_id[:60]!r} is not 1 to 200 characters without "
+                "control characters (nor . or .., nor one of this client's own prefixes "
+                f"{', '.join(RESERVED_PREFIXES)})")
     status = _status(body)
     return (instruction_id, status) if isinstance(status, InstructionStatus) else status
 

@@ -36,6 +36,7 @@ import uuid
 from collections.abc import Generator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import quote
 
 import simpy
 
@@ -44,7 +45,14 @@ from clearing_sim.domain.instruction import FINAL, InstructionStatus, Outcome
 from clearing_sim.domain.money import Money
 from clearing_sim.domain.profile import CustodyModel, FeedbackChannel, SettlementMode
 from clearing_sim.domain.timefmt import render_iso
-from clearing_sim.gateway.answers import read_created, read_refund, read_snapshot, step_allowed
+from clearing_sim.gateway.answers import (
+    CONFLICTED,
+    UNANSWERED,
+    read_created,
+    read_refund,
+    read_snapshot,
+    step_allowed,
+)
 from clearing_sim.gateway.transport import Call, GatewayConfig, Transport
 from clearing_sim.sim.issuer import (
     COMPENSATION_REASON,
@@ -62,13 +70,16 @@ __all__ = ["CallbackQueue", "HttpGateway"]
 
 Proc = Generator[simpy.Event, Any, Any]
 _S = InstructionStatus
-UNANSWERED = "unanswered:"
-CONFLICTED = "conflicted:"  # a creation answered with another instruction's id
 STATE_NAMES = {Outcome.REJECTED: "instruction will be rejected",
                Outcome.SILENCE: "instruction will stay silent",
                Outcome.FAILED: "instruction will fail",
                Outcome.COMPLETE: "instruction will complete"}
 BODY_LOG_MAX = 2_000
+
+
+def _segment(instruction_id: str) -> str:
+    """An issuer's instruction id as one path segment (RFC 3986 §3.3: percent-encoded)."""
+    return quote(instruction_id, safe="")
 
 
 class CallbackQueue:
@@ -333,7 +344,7 @@ class HttpGateway:
         patience_s = self.config.patience_ms / 1000
         delay_s = 0.0
         while True:
-            call = yield from self._call("GET", self._url(f"/instructions/{ins.id}"),
+            call = yield from self._call("GET", self._url(f"/instructions/{_segment(ins.id)}"),
                                          tag=ins.transaction_id, delay_s=delay_s)
             snap = read_snapshot(call, ins.id)
             if isinstance(snap, str):  # no news: the saga keeps its rules (poll, park)
@@ -364,7 +375,8 @@ class HttpGateway:
 
     def _send_execute(self, ins: Instruction) -> Generator[simpy.Event, Any, None]:
         self._execute_sent.add(ins.id)
-        yield from self._call("POST", self._url(f"/instructions/{ins.id}/execute"), {},
+        yield from self._call("POST",
+                              self._url(f"/instructions/{_segment(ins.id)}/execute"), {},
                               tag=ins.transaction_id)
 
     def expire(self, instruction_id: str) -> Proc:

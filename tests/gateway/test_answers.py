@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -55,3 +56,12 @@ def test_statuses_only_move_forward() -> None:
     assert not step_allowed(_S.APPROVED, _S.RECEIVED)
     assert not step_allowed(_S.COMPLETED, _S.FAILED)
     assert not step_allowed(_S.REJECTED, _S.APPROVED)
+
+
+@pytest.mark.parametrize("instruction_id", ["a\u0007b", "x\n", "\u0085", ".", "..",
+                                            "unanswered:k", "conflicted:k", "i" * 201, ""])
+def test_an_instruction_id_that_cannot_be_one_is_a_malformed_creation(
+        instruction_id: str) -> None:
+    call = Call("POST", "http://gateway.test/x", status=201, response_body=json.dumps(
+        {"instructionId": instruction_id, "status": "RECEIVED"}))
+    assert isinstance(read_created(call), str)

@@ -19,7 +19,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from clearing_sim.domain.instruction import Outcome
-from clearing_sim.gateway.client import UNANSWERED, HttpGateway
+from clearing_sim.gateway.answers import UNANSWERED
+from clearing_sim.gateway.client import HttpGateway
 from clearing_sim.gateway.serving import ServerThread
 from clearing_sim.gateway.transport import GatewayConfig
 from clearing_sim.sim.examples import example_world, redeem

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -392,8 +393,9 @@ def _lying_gateway(instruction_id: str) -> Any:
         path, body = scope["path"], {}
         if path.endswith("-instructions"):
             body = {"instructionId": instruction_id, "status": "RECEIVED"}
-        elif path.startswith("/instructions/"):
-            body = {"instructionId": path.rsplit("/", 1)[1], "status": "COMPLETED",
+        elif path.startswith("/instructions/"):  # the id as sent: one encoded segment
+            named = unquote(scope["raw_path"].decode().rsplit("/", 1)[1])
+            body = {"instructionId": named, "status": "COMPLETED",
                     "onchain": {"txHash": "ab" * 32, "ledgerSequence": 7}}
         await send({"type": "http.response.start", "status": 201 if "-instr" in path else 200,
                     "headers": [(b"content-type", b"application/json")]})
@@ -448,6 +450,17 @@ def test_an_instruction_id_answered_for_two_instructions_settles_only_the_first(
     assert (second["lifecycleStatus"], second["parked"]) == ("failed", True), second
     assert [v["transactionId"] for v in violations] == [second["id"]]
     assert "names instruction 'ins_1', which another instruction" in violations[0]["problem"]
+
+
+@pytest.mark.parametrize("instruction_id", ["INS/2024/17", "ins:2024:00017",
+                                            "urn:uuid:0e5f…", "a+b/c==", "é 1"])
+def test_an_instruction_id_of_any_text_is_read_back_percent_encoded(
+        instruction_id: str) -> None:
+    """Issuer-side contract: ``instructionId`` is a string. It is one path segment of the
+    read, percent-encoded (RFC 3986 §3.3), so an issuer's own format settles."""
+    (tx,), violations = _redeems_through(_lying_gateway(instruction_id), ("10.00",), 3)
+    assert (tx["lifecycleStatus"], tx["parked"]) == ("settled", False), tx
+    assert violations == []
 
 
 def test_an_instruction_id_that_makes_no_url_is_a_malformed_answer_not_a_500() -> None:
