@@ -166,6 +166,11 @@ class _Token:
         self.expires_at = time.monotonic() + max(ttl_s - self.LEEWAY_S, ttl_s / 2)
 
 
+def _close_after(worker: threading.Thread, client: httpx.Client) -> None:
+    worker.join()
+    client.close()
+
+
 class Transport:
     """One HTTP client per gateway; ``request`` never raises for what the gateway does."""
 
@@ -262,8 +267,10 @@ class Transport:
         worker.join(2 * self.config.timeout_s + ABANDON_GRACE_S)
         if made:
             return made[0]
-        self.abandoned += 1  # its connection is the old client's: never reused
-        self.client = self._client()
+        self.abandoned += 1  # its connection is the old client's: never reused, and the
+        held, self.client = self.client, self._client()  # old client closed once it ends
+        threading.Thread(target=_close_after, args=(worker, held), daemon=True,
+                         name="gateway-call-closer").start()
         return Call(method, url, tuple(headers.items()), raw.decode(),
                     error=f"no whole answer within {self.config.timeout_s:g} s (the gateway "
                           "held its status line and headers; the call was given up)",
