@@ -26,7 +26,7 @@ from clearing_sim.analysis.frames import FRAME_NAMES
 from clearing_sim.analysis.report import write_report
 from clearing_sim.analysis.resultfiles import ResultsFileError, read_plan
 from clearing_sim.analysis.runs import run_workload
-from clearing_sim.analysis.sweepfile import format_seeds, parse_seeds
+from clearing_sim.analysis.sweepfile import SEED_MAX, format_seeds, parse_seeds
 from clearing_sim.analysis.sweeps import SweepOutputConflict
 from clearing_sim.analysis.sweeps import sweep as run_sweep
 from clearing_sim.scenario.errors import ScenarioError
@@ -61,8 +61,8 @@ def _seeds(ctx: click.Context, param: click.Parameter,
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-              help="The run's seed.")
+@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0,
+              show_default=True, help="The run's seed.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write the run's frames and metrics as Parquet files to this folder.")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),

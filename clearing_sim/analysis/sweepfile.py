@@ -56,10 +56,11 @@ from clearing_sim.scenario.source import Document, FieldPath, field_path, parse_
 from clearing_sim.sim.issuer import IssuerBehaviour
 from clearing_sim.sim.world import WorldConfig
 
-__all__ = ["SEEDS_MAX", "ParamSet", "Sweep", "checked_seeds", "format_seeds", "load_sweep",
-           "override_problem", "parse_seeds"]
+__all__ = ["SEEDS_MAX", "SEED_MAX", "ParamSet", "Sweep", "checked_seeds", "format_seeds",
+           "load_sweep", "override_problem", "parse_seeds"]
 
 SEEDS_MAX = 1_000_000
+SEED_MAX = (1 << 63) - 1  # a seed is a column of the results' tables: int64
 _SEEDS = re.compile(r"\s*[0-9]+(\s*-\s*[0-9]+)?(\s*,\s*[0-9]+(\s*-\s*[0-9]+)?)*\s*")
 
 
@@ -88,8 +89,9 @@ def checked_seeds(seeds: str | int | Iterable[int]) -> tuple[int, ...]:
     chosen = (seeds,) if isinstance(seeds, int) else tuple(seeds)
     seen: set[int] = set()
     for seed in chosen:
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"expected seeds that are integers ≥ 0, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+            raise ValueError(f"expected seeds that are integers from 0 to {SEED_MAX}, got "
+                             f"{str(seed)[:40]!r}")
         if seed in seen:
             raise ValueError(f"seed {seed} is listed twice; expected each seed once")
         seen.add(seed)
