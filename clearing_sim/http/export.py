@@ -35,6 +35,7 @@ from urllib.parse import urlencode
 
 import yaml
 
+from clearing_sim.domain.errors import DomainError
 from clearing_sim.http.journal import JournalFile
 from clearing_sim.http.replay import replay_copy
 from clearing_sim.http.simulation import Simulation
@@ -42,7 +43,7 @@ from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import parse_scenario
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.runner import run_scenario
-from clearing_sim.service.auth import bearer_token
+from clearing_sim.service.auth import Credentials, bearer_token
 from clearing_sim.service.messages import Request, Response
 
 __all__ = ["REDACTED", "ExportError", "export_scenario"]
@@ -103,7 +104,7 @@ class _Steps:
         elif credential in self.admins:
             call.update({"as": self.admins[credential], "credential": "admin"})
         elif authorization is not None:
-            headers["Authorization"] = _refused(n, authorization, response)
+            headers["Authorization"] = _refused(n, authorization, self.sim.api.credentials)
         target = request.path + (f"?{urlencode(request.query)}" if request.query else "")
         call.update({"method": request.method, "path": target.replace("${", "$${")})
         if headers:
@@ -149,22 +150,23 @@ class _Steps:
 REDACTED = "Bearer redacted-by-journal-export"
 
 
-def _refused(n: int, authorization: str, response: Response) -> str:
+def _refused(n: int, authorization: str, credentials: Credentials) -> str:
     """The ``Authorization`` header a step sends for a credential the world file does not
-    name: one the service refused as invalid is written as ``REDACTED`` (it may be a
-    secret sent to the wrong door, such as the operator token); a blank one as it was. Any
-    other is a live credential issued during the session (onboarding's sandbox key, a
-    portal session made another way) or an expired one: a scenario file holds neither."""
+    name. One this world does not take (unknown, forged, expired, revoked, or a secret sent
+    to the wrong door, such as the operator token) is written as ``REDACTED``: the service
+    refuses it as it refused the original, or never looked at it (a public route, a refusal
+    that comes first); a blank one as it was. A live one (onboarding's sandbox key, a portal
+    session made another way) refuses the export: a scenario file holds no live secret."""
     if not authorization.strip():
         return authorization
-    codes = [e.get("code") for e in (response.json() or {}).get("errors", [])] \
-        if response.status == 401 else []
-    if codes == ["invalid_credential"]:
+    try:
+        credentials.authenticate(authorization)
+    except DomainError:
         return REDACTED
-    raise ExportError(f"entry {n}: the request's credential is not a key or portal session "
-                      "of the world file's cast (one issued during the session, or an "
-                      f"expired one; answered {response.status}): a scenario file holds no "
-                      "live credential; record the session with the cast's own keys")
+    raise ExportError(f"entry {n}: the request carries a live credential of this world that "
+                      "the world file's cast does not hold (one issued during the session): "
+                      "a scenario file holds no live credential; record the session with "
+                      "the cast's own keys")
 
 
 def _final(sim: Simulation, steps: _Steps) -> list[dict[str, Any]]:

@@ -157,7 +157,7 @@ def test_a_live_credential_the_cast_does_not_hold_is_refused_naming_the_entry(
     out = tmp_path / "exported.yaml"
     result = _export(journal, world, out)
     assert result.exit_code == 2, result.output
-    assert "entry 2: the request's credential is not a key or portal session" in result.output
+    assert "entry 2: the request carries a live credential of this world" in result.output
     assert secret not in result.output and not out.exists()
 
 
@@ -200,3 +200,20 @@ def test_a_request_body_that_is_not_utf8_refuses_the_export_naming_the_entry(
     result = _export(journal, world, tmp_path / "exported.yaml")
     assert result.exit_code == 2, result.output
     assert "entry 1: the request's body is not UTF-8 text" in result.output
+
+
+def test_a_credential_the_service_never_checked_is_written_redacted(tmp_path: Path) -> None:
+    """A request refused before its credential was looked at (no such route, a version the
+    service does not speak) carried a key the world does not take: it is written redacted
+    and refused the same way, not a refusal of the export saying the key was live."""
+    client, journal, world, _ = _journaled(tmp_path)
+    junk = {"Authorization": "Bearer sk_sandbox_never_issued"}
+    assert client.get("/api/v1/nowhere", headers=junk).status_code == 404
+    assert client.get("/api/v1/transactions", headers={
+        **junk, "Service-Version": "1999-01-01"}).status_code == 400
+    client.close()
+    out = tmp_path / "exported.yaml"
+    result = _export(journal, world, out)
+    assert result.exit_code == 0, result.output
+    assert "sk_sandbox_never_issued" not in out.read_text()
+    assert CliRunner().invoke(main, ["run", str(out)]).exit_code == 0
