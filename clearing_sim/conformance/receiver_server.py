@@ -40,6 +40,7 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from clearing_sim.request_limits import read_body
 from clearing_sim.service.messages import Request
 from clearing_sim.service.messages import Response as ApiResponse
 from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver
@@ -47,6 +48,7 @@ from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver
 __all__ = ["HttpTransactionSource", "ReceiverServer", "receiver_app", "wall_clock_s"]
 
 _FETCH_TIMEOUT_S = 5.0
+BODY_LIMIT = 65_536  # of a webhook delivery: the service's events are under 1 KiB
 _ANSWERS = {200: "ok", 400: "unreadable event", 401: "signature refused",
             503: "could not fetch the transaction; retry"}
 
@@ -90,7 +92,10 @@ def receiver_app(receiver: ReferenceReceiver | NaiveReceiver,
         return PlainTextResponse(answer, status_code=status)
 
     async def webhooks(request: HttpRequest) -> Response:
-        body = await request.body()
+        body = await read_body(request, BODY_LIMIT)
+        if body is None:
+            return PlainTextResponse(f"a webhook body is at most {BODY_LIMIT} bytes",
+                                     status_code=413)
         return await run_in_threadpool(deliver, request, body)
 
     def probe(request: HttpRequest) -> Response:

@@ -36,6 +36,7 @@ from starlette.routing import Route
 
 from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.gateway.reference.state import ReferenceIssuer, StateProblem
+from clearing_sim.request_limits import read_body
 
 __all__ = ["Auth", "create_app"]
 
@@ -81,8 +82,8 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
 
 
 async def _json(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    if len(raw) > BODY_LIMIT:
+    raw = await read_body(request, BODY_LIMIT)
+    if raw is None:
         raise StateProblem(413, "body_too_large", f"bodies are limited to {BODY_LIMIT} bytes")
     try:
         body = parse_untrusted(raw or b"{}")
@@ -138,12 +139,17 @@ def create_app(issuer: ReferenceIssuer, auth: Auth | None = None) -> Starlette:
     async def token(request: Request) -> JSONResponse:
         if auth.client_id is None:
             return _error(404, "not_found", "this gateway has no OAuth token endpoint")
-        form = {k: v[0] for k, v in parse_qs((await request.body()).decode(errors="replace"))
-                .items()}
+        raw = await read_body(request, BODY_LIMIT)
+        if raw is None:
+            return _error(413, "body_too_large", f"bodies are limited to {BODY_LIMIT} bytes")
+        form = {k: v[0] for k, v in parse_qs(raw.decode(errors="replace")).items()}
         client_id, client_secret = form.get("client_id"), form.get("client_secret")
         basic = request.headers.get("authorization", "")
         if basic.lower().startswith("basic "):
-            decoded = base64.b64decode(basic[6:]).decode(errors="replace")
+            try:
+                decoded = base64.b64decode(basic[6:], validate=True).decode(errors="replace")
+            except ValueError:  # binascii.Error: not base64
+                decoded = ""
             client_id, _, client_secret = decoded.partition(":")
         if form.get("grant_type") != "client_credentials":
             return _error(400, "unsupported_grant_type", "only client_credentials")
