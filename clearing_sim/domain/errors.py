@@ -217,6 +217,8 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("kit_stage_stuck", "a receiver kit's staged transaction did not reach its state"),
             ("journal_required", "checkpoints and rewind need the shim started with --journal"),
             ("checkpoint_exists", "a checkpoint of the journal already has this name"),
+            ("clock_awaiting_receivers", "a checkpoint is refused while an advance waits for "
+                                         "real webhook receivers' answers"),
             ("not_journaled", "the route cannot be journaled, so it is refused while "
                               "journaling")),
     *_codes(PayloadTooLarge,

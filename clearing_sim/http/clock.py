@@ -85,6 +85,9 @@ class Clock:
         self._wall_s = wall_s
         self.advancing_to_ms: int | None = None
         self.running_events = False  # an advance is between its slices (writes wait)
+        #: an advance is paused for real receivers' answers: its journal entry (``to``
+        #: null) waits for theirs, so the journal's lineage is not a world to go back to
+        self.awaiting_peers = False
         self.steps = 0  # engine events run in the current hold of the world lock
         self._base_virtual_ms = 0
         self._base_wall_s = 0.0
@@ -172,6 +175,7 @@ class Clock:
                     if answered is not None:  # in the same hold as the steps after it
                         self._answer(*answered)
                         answered = None
+                        self.awaiting_peers = False
                     at_ms, self.steps = sim.world.now_ms, 0
                     pause = self._step(target_ms)
                     if sim.journal is not None:  # one entry per hold: requests between
@@ -180,6 +184,7 @@ class Clock:
                                           sim.world.now_ms if not pause else None)
                     if pause:  # paused at the real parties' instant: writes may come in
                         self.running_events = False
+                        self.awaiting_peers = True
                 if pause is None:
                     return
                 sliced = sliced or not pause
@@ -191,6 +196,7 @@ class Clock:
                 answered = (pause, *await self._wait(pause))
         finally:
             self.running_events = False
+            self.awaiting_peers = False
             self.advancing_to_ms = None
 
     async def _wait(self, pause: Pause) -> tuple[list[RealOutcome], list[Any]]:

@@ -2,9 +2,11 @@
 
 Public names: ``ROUTES``.
 
-- ``POST /sim/v1/checkpoints`` with an optional ``name`` (default ``cp-<n>``, n counting
-  from 1): names the current point; 201 ``{name, at, atMs, digest, entry}``. A name already
-  taken is 409 ``checkpoint_exists``.
+- ``POST /sim/v1/checkpoints`` with an optional ``name`` (default ``cp-<n>``, the first n
+  from the count of checkpoints plus one not taken): names the current point; 201 ``{name,
+  at, atMs, digest, entry}``. A name already taken is 409 ``checkpoint_exists``; while an
+  advance is paused for real receivers' answers, 409 ``clock_awaiting_receivers`` (the
+  journal's lineage ends in a clock move whose outcomes are not yet known).
 - ``GET /sim/v1/checkpoints``: every checkpoint, oldest first.
 - ``POST /sim/v1/rewind`` with ``checkpoint``: the world as it was there, rebuilt by
   replaying the journal's prefix that led to it (the lineage); then the server carries on
@@ -19,7 +21,9 @@ clock then follows the wall clock from the checkpoint's instant.
 
 from __future__ import annotations
 
-from clearing_sim.domain.errors import NotAllowed, NotFound
+import itertools
+
+from clearing_sim.domain.errors import InternalError, NotAllowed, NotFound
 from clearing_sim.http.journal import CHECKPOINT_NAME
 from clearing_sim.http.recorder import Recorder
 from clearing_sim.http.surface import OperatorContext, OperatorRoute, no_query
@@ -45,8 +49,14 @@ async def create_checkpoint(ctx: OperatorContext) -> Reply:
                                            "or '-', starting with a letter or digit")
     f.done()
     journal = _journal(ctx)
+    if ctx.clock.awaiting_peers:
+        raise NotAllowed.one(None, "clock_awaiting_receivers",
+                             "the clock is paused for real webhook receivers' answers: a "
+                             "checkpoint names a point between two advances or slices; take "
+                             "it once the receivers have answered")
     if name is None:
-        name = f"cp-{len(journal.checkpoints) + 1}"
+        name = next(f"cp-{n}" for n in itertools.count(len(journal.checkpoints) + 1)
+                    if f"cp-{n}" not in journal.checkpoints)
     if name in journal.checkpoints:
         raise NotAllowed.one("name", "checkpoint_exists", f"a checkpoint {name} exists")
     world = ctx.world
@@ -75,14 +85,17 @@ async def rewind(ctx: OperatorContext) -> Reply:
     sim = ctx.sim
     async with sim.clock_lock, sim.world_lock:
         fresh = await rebuild(sim, journal, checkpoint.node)
+        digest = fresh.world.log.digest()
+        if digest != checkpoint.digest:  # checked before anything changes
+            if sim.deliveries is not None:
+                sim.deliveries.watch(sim.world)
+            raise InternalError.one(None, "internal_error", (
+                f"rewinding to {name} rebuilt digest {digest}, the checkpoint recorded "
+                f"{checkpoint.digest}: nothing was changed"))
         sim.adopt(fresh)
         journal.rewind(checkpoint)
         ctx.clock.rebase()
         world = sim.world
-        digest = world.log.digest()
-        assert digest == checkpoint.digest, (
-            f"rewind to {name} rebuilt digest {digest}, the checkpoint recorded "
-            f"{checkpoint.digest}")
         return Reply(200, {**checkpoint.wire(world.iso(checkpoint.at_ms)),
                            "clock": ctx.clock.wire()})
 
