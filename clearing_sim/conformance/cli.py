@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import click
 import uvicorn
 
-from clearing_sim.conformance.receiver_kit import KitOptions, TargetUnreachable
+from clearing_sim.conformance.receiver_kit import KitOptions, TargetUnreachable, http_url_problem
 from clearing_sim.conformance.receiver_run import (
     KitShim,
     run_receiver_kit,
@@ -74,15 +74,9 @@ def write_report(report: Report, *, as_json: bool, junit_file: str | None,
 def _http_url(value: str | None, option: str) -> None:
     if value is None:
         return
-    try:
-        parts = urlsplit(value)
-        host = parts.hostname
-    except ValueError:  # urlsplit refuses some (an unclosed IPv6 bracket: "http://[")
-        host = None
-    if host is None or parts.scheme not in ("http", "https") \
-            or any(c.isspace() or not c.isprintable() for c in value):
-        raise click.BadParameter(f"{value!r} is not an http:// or https:// URL",
-                                 param_hint=option)
+    problem = http_url_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem, param_hint=option)
 
 
 def _base_url(value: str | None) -> str | None:

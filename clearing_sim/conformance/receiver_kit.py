@@ -43,6 +43,7 @@ import json
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from attrs import define, field, frozen
@@ -57,8 +58,8 @@ from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.peer_answers import Answer, read_bounded_async
 from clearing_sim.webhooks import TransactionView
 
-__all__ = ["CHECKS", "DELIVERY_TIMEOUT_S", "KitOptions", "TargetUnreachable", "probe_target",
-           "run_battery"]
+__all__ = ["CHECKS", "DELIVERY_TIMEOUT_S", "KitOptions", "TargetUnreachable", "http_url_problem",
+           "probe_target", "run_battery"]
 
 DELIVERY_TIMEOUT_S = DELIVERY_TIMEOUT_MS / 1000
 ANSWER_BYTES_MAX = 65_536  # of a receiver's answer, read raw; the rest is not read
@@ -122,6 +123,24 @@ class Attempt:
     def line(self) -> str:
         fetched = ", ".join(f"GET {f.transaction_id} -> {f.status}" for f in self.fetched)
         return f"{self.event_id}: fetched before answering: {fetched or 'nothing'}"
+
+
+def http_url_problem(value: str) -> str | None:
+    """Why ``value`` is not an http:// or https:// URL the kit can send to, or None: one
+    ``urlsplit`` takes (an unclosed IPv6 bracket it refuses), with a host, a port from 1 to
+    65535 when one is given (99999 reached httpx and failed inside it), and no whitespace or
+    control characters."""
+    try:
+        parts = urlsplit(value)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return f"{value[:200]!r} is not an http:// or https:// URL"
+    if host is None or parts.scheme not in ("http", "https") \
+            or any(c.isspace() or not c.isprintable() for c in value):
+        return f"{value[:200]!r} is not an http:// or https:// URL"
+    if port == 0:
+        return f"{value[:200]!r}: port 0 is not a port to send to"
+    return None
 
 
 def probe_target(probe_url: str, tx_id: str) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from attrs import define, frozen
+from attrs import define, field, frozen
 
 from clearing_sim.domain.delivery import WebhookEvent
 from clearing_sim.domain.errors import NotAllowed, Unauthenticated
@@ -106,7 +106,7 @@ def _asset_to_redeem(world: World, member: Participant) -> Asset:
 class Stage:
     sim: Simulation
     clock: Clock
-    api_key: str
+    api_key: str = field(repr=False)  # a live credential: never in a repr or a traceback
     member: Participant
     asset: Asset
     events: dict[str, list[WebhookEvent]]  # transaction id -> its changes, in order

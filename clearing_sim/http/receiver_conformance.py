@@ -17,11 +17,14 @@ answers.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import httpx
 
-from clearing_sim.conformance.receiver_kit import KitOptions, TargetUnreachable, run_battery
+from clearing_sim.conformance.receiver_kit import (
+    KitOptions,
+    TargetUnreachable,
+    http_url_problem,
+    run_battery,
+)
 from clearing_sim.conformance.receiver_stage import Stage
 from clearing_sim.conformance.report import to_json
 from clearing_sim.domain.errors import InvalidRequest
@@ -36,11 +39,10 @@ _URL_MAX = 2048
 
 def _url(f: Fields, name: str, *, required: bool) -> str | None:
     value = f.text(name, required=required, length_max=_URL_MAX)
-    if value is not None:
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            f.problem(name, "invalid_value", f"{name} must be an http:// or https:// URL")
-            return None
+    if value is not None and http_url_problem(value) is not None:
+        f.problem(name, "invalid_value", f"{name} must be an http:// or https:// URL with a "
+                                         "host and a port from 1 to 65535")
+        return None
     return value
 
 

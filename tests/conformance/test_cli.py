@@ -116,6 +116,8 @@ def test_the_naive_receiver_exits_1_and_json_names_the_failures(serve_receiver: 
     _kit("--show-shim", "--shim-public-url", "kit.example:4243"),
     _kit("--show-shim", "--shim-public-url", "http://kit.example/?a=1"),
     _kit("http://[", "--secret", "s"), _kit("http://x", "--secret", "s", "--probe-url", "http://["),
+    _kit("http://127.0.0.1:99999/x", "--secret", "s"),  # was OverflowError inside httpx
+    _kit("http://127.0.0.1:0/x", "--secret", "s"),
     ["receiver", "serve", "--secret", "s"], ["receiver", "serve"],
     ["receiver", "serve", "--secret", "s", "--api-base-url", "x", "--api-key", "k"],
 ])

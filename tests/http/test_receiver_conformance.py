@@ -83,6 +83,11 @@ def test_a_wrong_secret_fails_the_valid_delivery_but_still_reports(
     ({"url": "http://127.0.0.1:9/x", "secret": "s", "apiKey": "sk_sandbox_nope"}, 409,
      "kit_api_key_unknown"),
     ({"url": "ftp://x", "secret": "s", "apiKey": "k"}, 400, "invalid_value"),
+    ({"url": "http://[::1", "secret": "s", "apiKey": "k"}, 400, "invalid_value"),  # was 500
+    ({"url": "http://127.0.0.1:99999/x", "secret": "s", "apiKey": "k"}, 400,
+     "invalid_value"),  # was 500 (OverflowError inside httpx)
+    ({"url": "http://x", "probeUrl": "http://[", "secret": "s", "apiKey": "k"}, 400,
+     "invalid_value"),
     ({"url": "http://x", "secret": "s"}, 400, "required"),
     ({"url": "http://x", "secret": "s", "apiKey": "k", "extra": 1}, 400, "unknown_field"),
 ])
