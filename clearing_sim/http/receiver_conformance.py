@@ -17,6 +17,9 @@ answers.
 
 from __future__ import annotations
 
+import asyncio
+from urllib.parse import urlsplit
+
 import httpx
 
 from clearing_sim.conformance.receiver_kit import (
@@ -55,8 +58,12 @@ async def run_receivers(ctx: OperatorContext) -> Reply:
     f.done()
     assert url is not None and secret is not None and api_key is not None
     async with ctx.sim.world_lock:
-        stage = Stage.open(ctx.sim, ctx.clock, api_key)
+        stage = Stage.open(ctx.sim, ctx.clock, api_key)  # checks; stages nothing yet
     try:
+        closed = await _unreachable(url)
+        if closed is not None:  # before anything is staged: a refusal changes nothing
+            raise InvalidRequest.one("url", "receiver_unreachable",
+                                     f"the receiver did not answer: {closed}")
         async with httpx.AsyncClient() as client:
             report = await run_battery(stage, KitOptions(url, secret, probe_url), client)
     except TargetUnreachable as error:
@@ -65,6 +72,18 @@ async def run_receivers(ctx: OperatorContext) -> Reply:
     finally:
         stage.close()
     return Reply(200, to_json(report))
+
+
+async def _unreachable(url: str) -> str | None:
+    """Why no TCP connection to the receiver's host and port opens within 5 s, or None."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, port), 5.0)
+    except (OSError, TimeoutError) as error:
+        return f"{type(error).__name__}: {error}"[:300]
+    writer.close()
+    return None
 
 
 ROUTES: tuple[OperatorRoute, ...] = (

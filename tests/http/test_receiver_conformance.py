@@ -106,6 +106,9 @@ def test_a_member_with_nothing_to_redeem_and_an_unreachable_receiver(
     assert (response.status_code, response.json()["errors"][0]["code"]) == \
         (409, "kit_nothing_to_redeem")
     key = _member_key(shim.url)
+    before = httpx.get(f"{shim.url}/sim/v1/digest", headers=OP).json()["data"]
     response = _run(shim.url, {"url": "http://127.0.0.1:9/x", "secret": "s", "apiKey": key})
     assert (response.status_code, response.json()["errors"][0]["code"]) == \
         (400, "receiver_unreachable")
+    # nothing was staged and the clock did not move (they were, before: 3 redeems, 3 min)
+    assert httpx.get(f"{shim.url}/sim/v1/digest", headers=OP).json()["data"] == before
