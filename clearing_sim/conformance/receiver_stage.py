@@ -112,6 +112,7 @@ class Stage:
     events: dict[str, list[WebhookEvent]]  # transaction id -> its changes, in order
     fetches: list[Fetch]
     _seq: int = 0
+    _world: World | None = None  # the world staged in (a reset or rewind replaces sim's)
 
     @classmethod
     def open(cls, sim: Simulation, clock: Clock, api_key: str) -> Stage:
@@ -126,9 +127,21 @@ class Stage:
         if member.kind is not ParticipantKind.CLEARING_MEMBER:
             raise Precondition.one("apiKey", "kit_not_a_member",
                                    f"{member.name} is not a clearing member")
-        stage = cls(sim, clock, api_key, member, _asset_to_redeem(world, member), {}, [])
+        stage = cls(sim, clock, api_key, member, _asset_to_redeem(world, member), {}, [],
+                    world=world)
         world.log.listen(stage._on_record)
         return stage
+
+    @property
+    def world(self) -> World:
+        """The world the battery staged in; ``Precondition`` (409 ``kit_world_replaced``)
+        once a reset or a rewind has replaced the served world under it."""
+        world = self.sim.world
+        if world is not self._world:
+            raise Precondition.one(None, "kit_world_replaced",
+                                   "the served world was reset or rewound while the battery "
+                                   "ran: the transactions it staged are gone")
+        return world
 
     # what the world tells us ------------------------------------------------------------
     def _on_record(self, record: Record) -> None:
@@ -146,7 +159,7 @@ class Stage:
                                           None if participant is None else str(participant)))
 
     def _event(self, record: Record) -> WebhookEvent:
-        world = self.sim.world
+        world = self.world
         return WebhookEvent(
             id=f"evt_{uuid.uuid4().hex}", type=EventType(str(record["event"])),
             created_at_ms=record.at_ms, created_at=world.iso(record.at_ms),
@@ -164,7 +177,7 @@ class Stage:
                            "asset": {"code": asset.code, "issuer": asset.issuer}},
                 "target": {"amount": str(STAGE_AMOUNT), "asset": {"code": asset.currency}}}
         async with self.sim.world_lock:
-            world = self.sim.world
+            world = self.world
             before = len(world.log)
             response = self.sim.api.handle(Request.build(
                 "POST", "/api/v1/transactions", token=self.api_key, json_body=body))
@@ -188,7 +201,7 @@ class Stage:
                                                     "state wanted within an hour of virtual time")
 
     def transaction(self, tx_id: str) -> Transaction:
-        return self.sim.world.transactions[tx_id]
+        return self.world.transactions[tx_id]
 
     def view(self, tx_id: str) -> TransactionView:
         """The service's view of the transaction now: the truth a receiver should hold."""
@@ -198,7 +211,7 @@ class Stage:
     async def resolve(self, tx_id: str) -> None:
         """The operator's fix: the parked transaction re-enters ``in-flight`` (a new event)."""
         async with self.sim.world_lock:
-            self.sim.world.resolve(tx_id)
+            self.world.resolve(tx_id)
 
     def event(self, tx_id: str, event_type: EventType, nth: int = 0) -> WebhookEvent:
         """The ``nth`` change of this type of the transaction (0: the first)."""
@@ -213,5 +226,7 @@ class Stage:
         return self._seq
 
     def close(self) -> None:
-        """Stop watching the world's log (a running shim outlives the battery)."""
-        self.sim.world.log.unlisten(self._on_record)
+        """Stop watching the log of the world it staged in (a running shim outlives the
+        battery; a reset may have replaced the world since)."""
+        if self._world is not None:
+            self._world.log.unlisten(self._on_record)

@@ -215,6 +215,8 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
                                       "whose issuer takes instructions"),
             ("kit_initiation_refused", "the receiver kit's staged redeem was refused"),
             ("kit_stage_stuck", "a receiver kit's staged transaction did not reach its state"),
+            ("kit_world_replaced", "the served world was reset or rewound while the receiver "
+                                   "battery ran"),
             ("journal_required", "checkpoints and rewind need the shim started with --journal"),
             ("checkpoint_exists", "a checkpoint of the journal already has this name"),
             ("clock_awaiting_receivers", "a checkpoint is refused while an advance waits for "
