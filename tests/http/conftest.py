@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -249,3 +250,45 @@ def resend(journal: JournalFile, token: str) -> Client:
                                          / 1000})
             assert moved.status_code == 200, moved.text
     return client
+
+
+@define
+class HeldReceiver:
+    """A real receiver on loopback answering every POST 200 once ``release`` is set (set at
+    once unless ``held``); ``arrived`` is set when a POST has come in."""
+
+    server: ThreadingHTTPServer
+    arrived: threading.Event
+    release: threading.Event
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}/hooks"
+
+
+@contextmanager
+def held_receiver(held: bool = True) -> Iterator[HeldReceiver]:
+    arrived, release = threading.Event(), threading.Event()
+    if not held:
+        release.set()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            arrived.set()
+            release.wait(20)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        yield HeldReceiver(server, arrived, release)
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()

@@ -13,10 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
-import threading
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +39,7 @@ from clearing_sim.http.journal import (
 from clearing_sim.http.journal_cli import read_existing, show_lines, start_journal
 from clearing_sim.http.replay import open_journal, replay_copy
 from clearing_sim.sim.world import Environment
-from tests.http.conftest import ETHER_POUND_YAML, TOKEN, Client, redeem_body
+from tests.http.conftest import ETHER_POUND_YAML, TOKEN, Client, held_receiver, redeem_body
 from tests.strategies import hostile_json, hostile_texts
 
 WORLD = """\
@@ -111,21 +109,8 @@ _REAL: dict[str, Any] = {"deliver_webhooks": True, "allow_private_webhook_urls":
 
 def _delivered(folder: Path) -> Recorded:
     """A session whose webhooks went to a real receiver: ``deliveries`` entries."""
-
-    class Answer(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-    try:
-        journal = folder / "delivered.jsonl"
+    journal = folder / "delivered.jsonl"
+    with held_receiver(held=False) as receiver:
         app = create_app(ServeOptions(operator_token=TOKEN, seed=3, **_REAL))
         open_journal(app, journal, None, None)
         client = Client(app)
@@ -137,16 +122,12 @@ def _delivered(folder: Path) -> Recorded:
             "wallets": {"GBPE": "1000.00"}}).json()["data"]
         auth = {"Authorization": f"Bearer {member['apiKey']}"}
         hooked = client.post("/api/v1/webhooks", headers=auth, json={
-            "url": f"http://127.0.0.1:{server.server_port}/h",
-            "events": ["transaction.received", "transaction.settled"]})
+            "url": receiver.url, "events": ["transaction.received", "transaction.settled"]})
         assert hooked.status_code == 201, hooked.text
         client.post("/api/v1/transactions", headers=auth,
                     json=redeem_body(party["assets"][0]))
         client.advance(120)
         client.close()
-    finally:
-        server.shutdown()
-        server.server_close()
     recorded = Recorded(journal, None, _REAL)
     assert any(e.get("k") == "deliveries" for e in recorded.entries)
     return recorded

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -20,7 +19,7 @@ from clearing_sim.conformance.receiver_server import (
 )
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.webhooks import ReferenceReceiver
-from tests.http.conftest import OP, TOKEN
+from tests.http.conftest import OP, TOKEN, held_receiver
 
 SECRET = "whsec_route_test"
 ROUTE = "/sim/v1/conformance/receivers"
@@ -121,36 +120,16 @@ def test_a_reset_while_the_battery_runs_ends_it_with_409_not_a_500(
     """The battery kept handles to the world it staged in: a reset (or a rewind) during it
     gave a KeyError 500, and a ValueError from unwatching a log it had never watched. It
     ends with 409 ``kit_world_replaced``, and the shim goes on answering."""
-    arrived, release = threading.Event(), threading.Event()
-
-    class Held(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            arrived.set()
-            release.wait(20)
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Held)
-    threading.Thread(target=receiver.serve_forever, args=(0.05,), daemon=True).start()
     key = _member_key(shim.url)
     answers: list[httpx.Response] = []
-    battery = threading.Thread(target=lambda: answers.append(_run(shim.url, {
-        "url": f"http://127.0.0.1:{receiver.server_port}/hooks", "secret": SECRET,
-        "apiKey": key})))
-    try:
+    with held_receiver() as receiver:
+        battery = threading.Thread(target=lambda: answers.append(_run(shim.url, {
+            "url": receiver.url, "secret": SECRET, "apiKey": key})))
         battery.start()
-        assert arrived.wait(20), "the battery never delivered"
+        assert receiver.arrived.wait(20), "the battery never delivered"
         reset = httpx.post(f"{shim.url}/sim/v1/reset", headers=OP, json={}, timeout=30)
-        release.set()
+        receiver.release.set()
         battery.join(60)
-    finally:
-        release.set()
-        receiver.shutdown()
     assert reset.status_code == 200, reset.text
     [answer] = answers
     assert answer.status_code == 409, answer.text

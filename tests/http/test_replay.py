@@ -6,9 +6,7 @@ import asyncio
 import hashlib
 import json
 import os
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from tests.http.conftest import (
     Party,
     Receiver,
     add,
+    held_receiver,
     issuer_body,
     member_body,
     redeem_body,
@@ -434,59 +433,43 @@ def test_a_checkpoint_is_refused_while_an_advance_waits_for_real_receivers(
     rebuilt another world (500, after replacing the world) and the journal then failed its
     restart. It is 409 ``clock_awaiting_receivers``; once answered, checkpoints and rewinds
     work and the restart replays to the same digest."""
-    release = threading.Event()
-
-    class Held(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            release.wait(20)  # the answer waits until the test has tried its checkpoint
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Held)
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     path = tmp_path / "j.jsonl"
-    client, _ = journaled(path, deliver_webhooks=True, allow_private_webhook_urls=True)
-    try:
-        issuer, member = add(client, issuer_body()), add(client, member_body())
-        assert issuer.asset is not None
-        hook = client.post("/api/v1/webhooks", headers=member.auth, json={
-            "url": f"http://127.0.0.1:{server.server_port}/hooks",
-            "events": ["transaction.received"]})
-        assert hook.status_code == 201, hook.text
-        made = client.post("/api/v1/transactions", headers=member.auth,
-                           json=redeem_body(issuer.asset))
-        assert made.status_code == 201, made.text
-        http = client.http
-        tried: list[Any] = []
+    with held_receiver() as receiver:
+        client, _ = journaled(path, deliver_webhooks=True, allow_private_webhook_urls=True)
+        try:
+            issuer, member = add(client, issuer_body()), add(client, member_body())
+            assert issuer.asset is not None
+            hook = client.post("/api/v1/webhooks", headers=member.auth, json={
+                "url": receiver.url, "events": ["transaction.received"]})
+            assert hook.status_code == 201, hook.text
+            made = client.post("/api/v1/transactions", headers=member.auth,
+                               json=redeem_body(issuer.asset))
+            assert made.status_code == 201, made.text
+            http = client.http
+            tried: list[Any] = []
 
-        async def during() -> None:
-            advance = asyncio.ensure_future(http.post("/sim/v1/clock/advance", headers=OP,
-                                                      json={"seconds": 60}))
-            for _ in range(2000):  # until the advance is paused for the receiver
-                if client.app.state.clock.awaiting_peers:
-                    break
-                await asyncio.sleep(0.01)
-            tried.append(await http.post("/sim/v1/checkpoints", headers=OP,
-                                         json={"name": "mid"}))
-            release.set()
-            assert (await advance).status_code == 200
-        client.run(during())
-        assert tried[0].status_code == 409, tried[0].text
-        assert tried[0].json()["errors"][0]["code"] == "clock_awaiting_receivers"
-        after = client.op("POST", "/sim/v1/checkpoints", {"name": "after"})
-        assert after.status_code == 201, after.text
-        client.advance(120)
-        assert client.op("POST", "/sim/v1/rewind", {"checkpoint": "after"}).status_code == 200
-        before = digest(client)
-    finally:
-        release.set()
-        client.close()
-        server.shutdown()
+            async def during() -> None:
+                advance = asyncio.ensure_future(http.post(
+                    "/sim/v1/clock/advance", headers=OP, json={"seconds": 60}))
+                for _ in range(2000):  # until the advance is paused for the receiver
+                    if client.app.state.clock.awaiting_peers:
+                        break
+                    await asyncio.sleep(0.01)
+                tried.append(await http.post("/sim/v1/checkpoints", headers=OP,
+                                             json={"name": "mid"}))
+                receiver.release.set()
+                assert (await advance).status_code == 200
+            client.run(during())
+            assert tried[0].status_code == 409, tried[0].text
+            assert tried[0].json()["errors"][0]["code"] == "clock_awaiting_receivers"
+            after = client.op("POST", "/sim/v1/checkpoints", {"name": "after"})
+            assert after.status_code == 201, after.text
+            client.advance(120)
+            rewound = client.op("POST", "/sim/v1/rewind", {"checkpoint": "after"})
+            assert rewound.status_code == 200, rewound.text
+            before = digest(client)
+        finally:
+            client.close()
     restarted, _ = journaled(path, deliver_webhooks=True, allow_private_webhook_urls=True)
     assert digest(restarted) == before
     restarted.close()
