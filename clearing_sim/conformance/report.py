@@ -1,7 +1,7 @@
 """Conformance reporting shared by every kit: checks, verdicts, evidence and four writers.
 
 Public names: ``EXIT_FAILED``, ``EXIT_PASSED``, ``EXIT_USAGE``, ``Check``, ``Evidence``,
-``Exchange``, ``Report``, ``Verdict``, ``dumps``, ``exit_code``, ``html_page``,
+``Exchange``, ``Report``, ``Score``, ``Verdict``, ``dumps``, ``exit_code``, ``html_page``,
 ``junit_xml``, ``text_lines``, ``to_json``.
 
 This module knows nothing about receivers or issuers: a kit (``clearing-sim conformance
@@ -12,21 +12,27 @@ hands it to the writers. The API, in full::
              response_body, elapsed_ms, error)   # one HTTP request and its answer (or error)
     Evidence(exchanges=(...), notes=(...))        # what a verdict rests on, in order
     Check(id, title, rule, verdict, evidence, reason, duration_ms)
-    Report(kit, target, checks, notes)            # .passed, .counts()
+    Report(kit, target, checks, notes)            # .passed, .counts(), .score()
     Verdict.PASS / FAIL / SKIP                    # SKIP: not applicable to this target
+    Score(passed, applicable, not_applied)        # checks passed / checks applicable, and
+                                                  # each skipped check's id and reason
 
-    text_lines(report) -> list[str]   # one line per check: "PASS  id  title", reasons indented
+    text_lines(report) -> list[str]   # one line per check: "PASS  id  title", reasons indented;
+                                      # identical exchanges in a row folded into one (×n)
     to_json(report) -> dict           # the whole report, every exchange with headers and bodies
     dumps(report) -> str              # to_json as indented JSON text
     junit_xml(report) -> bytes        # one testsuite (the kit), one testcase per check
     html_page(report) -> str          # one self-contained page (inline CSS, no scripts)
     exit_code(report) -> int          # EXIT_PASSED (0) all pass or skip, EXIT_FAILED (1) else
 
-``EXIT_USAGE`` (2) is for the door to return on bad usage or an unreachable target, before
-any report exists. Header values of ``Authorization``, ``Proxy-Authorization`` and
-``Cookie`` are masked by every writer (the scheme word is kept: ``Bearer ***``); bodies are
-kept as text (UTF-8, undecodable bytes replaced) up to ``BODY_LIMIT`` characters each.
-Durations are measured by the kit that ran the check; this module never reads a clock.
+Every writer carries the score (a conformance suite's score, as Microcks reports one): the
+checks passed over the checks applicable, and the checks that could not be applied with the
+reason each gave. ``EXIT_USAGE`` (2) is for the door to return on bad usage or an
+unreachable target, before any report exists. Header values of ``Authorization``,
+``Proxy-Authorization`` and ``Cookie`` are masked by every writer (the scheme word is
+kept: ``Bearer ***``); bodies are kept as text (UTF-8, undecodable bytes replaced) up to
+``BODY_LIMIT`` characters each. Durations are measured by the kit that ran the check; this
+module never reads a clock.
 """
 
 from __future__ import annotations
@@ -42,8 +48,8 @@ from xml.etree import ElementTree
 from attrs import field, frozen
 
 __all__ = ["EXIT_FAILED", "EXIT_PASSED", "EXIT_USAGE", "Check", "Evidence", "Exchange",
-           "Report", "Verdict", "dumps", "exit_code", "html_page", "junit_xml", "text_lines",
-           "to_json"]
+           "Report", "Score", "Verdict", "dumps", "exit_code", "html_page", "junit_xml",
+           "text_lines", "to_json"]
 
 EXIT_PASSED = 0
 EXIT_FAILED = 1
@@ -126,6 +132,29 @@ def _checks(values: Iterable[Check]) -> tuple[Check, ...]:
 
 
 @frozen
+class Score:
+    """Checks passed over checks applicable; ``not_applied``: (id, reason) of each skip."""
+
+    passed: int
+    applicable: int
+    not_applied: tuple[tuple[str, str], ...] = ()
+
+    def percent(self) -> float | None:
+        """The share passed, 0 to 100 (one decimal); None when no check applied."""
+        return None if not self.applicable else round(100 * self.passed / self.applicable, 1)
+
+    def line(self) -> str:
+        """``score: 5/6 applicable checks passed (83.3%); not applied: id (reason)``."""
+        percent = self.percent()
+        text = f"score: {self.passed}/{self.applicable} applicable checks passed" + (
+            "" if percent is None else f" ({percent:g}%)")
+        if self.not_applied:
+            text += "; not applied: " + ", ".join(
+                f"{check} ({reason or 'no reason given'})" for check, reason in self.not_applied)
+        return text
+
+
+@frozen
 class Report:
     kit: str
     target: str
@@ -138,6 +167,12 @@ class Report:
 
     def counts(self) -> dict[str, int]:
         return {v.value: sum(c.verdict is v for c in self.checks) for v in Verdict}
+
+    def score(self) -> Score:
+        skipped = [c for c in self.checks if c.verdict is Verdict.SKIP]
+        return Score(sum(c.verdict is Verdict.PASS for c in self.checks),
+                     len(self.checks) - len(skipped),
+                     tuple((c.id, c.reason) for c in skipped))
 
 
 def exit_code(report: Report) -> int:
@@ -166,13 +201,54 @@ def text_lines(report: Report, *, verbose: bool = False) -> list[str]:
             detail = ([f"reason: {check.reason}"] if check.reason else [])
             detail += [f"rule: {check.rule}"] if check.verdict is Verdict.FAIL else []
             detail += list(check.evidence.notes)
-            detail += [e.summary() for e in check.evidence.exchanges]
+            detail += _folded(check.evidence.exchanges)
             lines += [f"      {item}" for item in detail]
     lines += [f"note: {n}" for n in report.notes]
+    lines.append(report.score().line())
     counts = report.counts()
     lines.append(f"{'PASSED' if report.passed else 'FAILED'}: {counts['pass']} passed, "
                  f"{counts['fail']} failed, {counts['skip']} skipped")
     return lines
+
+
+def _folded(exchanges: Iterable[Exchange]) -> list[str]:
+    """One summary line per exchange, identical ones in a row (a poll answered the same
+    way each time: same request, same answer) folded into one line with their count."""
+    lines: list[str] = []
+    run: list[Exchange] = []
+
+    def flush() -> None:
+        if not run:
+            return
+        first = run[0]
+        if len(run) == 1:
+            lines.append(first.summary())
+            return
+        took = [e.elapsed_ms for e in run if e.elapsed_ms is not None]
+        answer = f"error: {first.error}" if first.status is None else str(first.status)
+        span = f", {min(took):.0f}-{max(took):.0f} ms" if took else ""
+        lines.append(f"{first.method} {first.url} -> {answer} (×{len(run)} identical{span})")
+
+    for exchange in exchanges:
+        if run and _same(run[0], exchange):
+            run.append(exchange)
+            continue
+        flush()
+        run = [exchange]
+    flush()
+    return lines
+
+
+def _same(a: Exchange, b: Exchange) -> bool:
+    return (a.method, a.url, a.request_body, a.status, a.response_body, a.error) == \
+        (b.method, b.url, b.request_body, b.status, b.response_body, b.error)
+
+
+def _score_json(score: Score) -> dict[str, Any]:
+    return {"passed": score.passed, "applicable": score.applicable,
+            "percent": score.percent(),
+            "notApplied": [{"id": check, "reason": reason}
+                           for check, reason in score.not_applied]}
 
 
 def _exchange_json(exchange: Exchange) -> dict[str, Any]:
@@ -197,7 +273,8 @@ def to_json(report: Report) -> dict[str, Any]:
     """The whole report as one JSON document (``--json``)."""
     return {"kit": report.kit, "target": report.target, "passed": report.passed,
             "exitCode": exit_code(report), "counts": report.counts(),
-            "notes": list(report.notes), "checks": [_check_json(c) for c in report.checks]}
+            "score": _score_json(report.score()), "notes": list(report.notes),
+            "checks": [_check_json(c) for c in report.checks]}
 
 
 def _exchange_text(exchange: Exchange) -> str:
@@ -243,6 +320,13 @@ def junit_xml(report: Report) -> bytes:
         time=f"{sum(c.duration_ms for c in report.checks) / 1000:.6f}")
     properties = ElementTree.SubElement(suite, "properties")
     ElementTree.SubElement(properties, "property", name="target", value=report.target)
+    score = report.score()
+    ElementTree.SubElement(properties, "property", name="score",
+                           value=f"{score.passed}/{score.applicable}")
+    ElementTree.SubElement(properties, "property", name="score.line", value=score.line())
+    for check, reason in score.not_applied:
+        ElementTree.SubElement(properties, "property", name=f"notApplied.{check}",
+                               value=reason or "no reason given")
     for check in report.checks:
         case = ElementTree.SubElement(suite, "testcase", name=f"{check.id}: {check.title}",
                                       classname=f"conformance.{report.kit}",
@@ -289,12 +373,20 @@ def html_page(report: Report) -> str:
                    f'<td><a href="#{esc(c.id)}">{esc(c.id)}</a></td><td>{esc(c.title)}</td></tr>'
                    for c in report.checks)
     notes = "".join(f"<li>{esc(n)}</li>" for n in report.notes)
+    score = report.score()
+    not_applied = "".join(f"<li>{esc(check)}: {esc(reason or 'no reason given')}</li>"
+                          for check, reason in score.not_applied)
+    score_html = (f'<p class="score"><b>Score:</b> {score.passed}/{score.applicable} '
+                  "applicable checks passed" + ("" if score.percent() is None
+                                                else f" ({score.percent():g}%)") + "</p>"
+                  + (f"<p>Not applied:</p><ul>{not_applied}</ul>" if not_applied else ""))
     overall = "PASSED" if report.passed else "FAILED"
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>"
             f"<h1>{esc(title)}</h1><p class=\"{'pass' if report.passed else 'fail'}\">"
             f"<b>{overall}</b>: {counts['pass']} passed, {counts['fail']} failed, "
-            f"{counts['skip']} skipped</p><ul>{notes}</ul><table><tr><th>verdict</th>"
+            f"{counts['skip']} skipped</p>{score_html}<ul>{notes}</ul><table><tr>"
+            "<th>verdict</th>"
             f"<th>check</th><th>title</th></tr>{rows}</table>"
             + "".join(_check_html(c) for c in report.checks) + "</body></html>\n")
 

@@ -106,3 +106,50 @@ def test_any_body_and_title_render_in_every_form(title: str, body: bytes) -> Non
     ElementTree.fromstring(junit_xml(report))
     assert html_page(report).endswith("</html>\n")
     assert text_lines(report)[-1].startswith("FAILED")
+
+
+def test_the_score_is_checks_passed_over_checks_applicable_in_every_format() -> None:
+    """Microcks' conformance score: passed / applicable, and each check not applied with
+    the reason it gave. A failed check counts against the score; a skipped one is out of it."""
+    checks = [Check("a", "a", "r", Verdict.PASS), Check("b", "b", "r", Verdict.FAIL, reason="x"),
+              Check("c", "c", "r", Verdict.PASS),
+              Check("d", "d", "r", Verdict.SKIP, reason="not applicable: Mode 3 has no execute")]
+    report = Report("issuer", "http://gw", checks)
+    score = report.score()
+    assert (score.passed, score.applicable, score.percent()) == (2, 3, 66.7)
+    line = "score: 2/3 applicable checks passed (66.7%); not applied: d (not applicable: " \
+           "Mode 3 has no execute)"
+    assert line in text_lines(report)
+    assert to_json(report)["score"] == {
+        "passed": 2, "applicable": 3, "percent": 66.7,
+        "notApplied": [{"id": "d", "reason": "not applicable: Mode 3 has no execute"}]}
+    suite = ElementTree.fromstring(junit_xml(report)).find("testsuite")
+    assert suite is not None
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["score"] == "2/3" and properties["score.line"] == line
+    assert properties["notApplied.d"] == "not applicable: Mode 3 has no execute"
+    page = html_page(report)
+    assert "<b>Score:</b> 2/3 applicable checks passed (66.7%)" in page
+    assert "<li>d: not applicable: Mode 3 has no execute</li>" in page
+
+
+def test_a_score_with_nothing_applicable_has_no_percentage() -> None:
+    report = Report("k", "t", [Check("s", "s", "r", Verdict.SKIP, reason="why")])
+    assert report.score().percent() is None
+    assert "score: 0/0 applicable checks passed; not applied: s (why)" in text_lines(report)
+    assert to_json(report)["score"]["percent"] is None
+
+
+def test_identical_polls_in_a_row_fold_into_one_line_with_their_count() -> None:
+    """Forty reads answered alike are one line (×40), not forty; a different answer in
+    between starts a new line, so the order of what the peer said is kept."""
+    poll = Exchange("GET", "http://gw/instructions/i", status=200, response_body=b'{"s":1}',
+                    elapsed_ms=2.0)
+    moved = Exchange("GET", "http://gw/instructions/i", status=200, response_body=b'{"s":2}',
+                     elapsed_ms=4.0)
+    check = Check("c", "c", "r", Verdict.FAIL, Evidence((poll,) * 40 + (moved, poll)), "why")
+    lines = text_lines(Report("k", "t", [check]))
+    folded = [ln.strip() for ln in lines if "/instructions/i" in ln]
+    assert folded == ["GET http://gw/instructions/i -> 200 (×40 identical, 2-2 ms)",
+                      "GET http://gw/instructions/i -> 200 (4 ms)",
+                      "GET http://gw/instructions/i -> 200 (2 ms)"]
