@@ -324,9 +324,9 @@ def junit_xml(report: Report) -> bytes:
     ElementTree.SubElement(properties, "property", name="score",
                            value=f"{score.passed}/{score.applicable}")
     ElementTree.SubElement(properties, "property", name="score.line", value=score.line())
-    for check, reason in score.not_applied:
-        ElementTree.SubElement(properties, "property", name=f"notApplied.{check}",
-                               value=reason or "no reason given")
+    for skipped, why in score.not_applied:
+        ElementTree.SubElement(properties, "property", name=f"notApplied.{skipped}",
+                               value=why or "no reason given")
     for check in report.checks:
         case = ElementTree.SubElement(suite, "testcase", name=f"{check.id}: {check.title}",
                                       classname=f"conformance.{report.kit}",

@@ -35,7 +35,7 @@ from clearing_sim.domain.profile import SettlementMode
 from clearing_sim.gateway.kit import KitOptions, KitUnusable, run_kit
 from clearing_sim.gateway.reference import DEFECTS, Defect, GatewaySettings, ReferenceIssuer
 from clearing_sim.gateway.reference.app import Auth, create_app
-from clearing_sim.gateway.reference.state import TRIGGERS_DEFAULT
+from clearing_sim.gateway.reference.state import HOLD_POINTS, TRIGGERS_DEFAULT
 from clearing_sim.gateway.serving import ServerTls, bind
 from clearing_sim.gateway.transport import GatewayConfig
 from clearing_sim.tls import TlsProblem
@@ -84,7 +84,12 @@ def _defects(names: tuple[str, ...]) -> frozenset[Defect]:
 @click.option("--port", type=click.IntRange(0, 65535), required=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--mode", type=click.Choice(["2", "3"]), default="3", show_default=True,
-              help="2: wait for execute before approval; 3: pre-burn transfer, no execute")
+              help="2: two-phase, nothing moves until execute; 3: pre-burn transfer, no "
+                   "execute")
+@click.option("--hold-at", type=click.Choice(HOLD_POINTS), default=HOLD_POINTS[0],
+              show_default=True,
+              help="Mode 2: the status held until execute (PENDING_APPROVAL: decide after "
+                   "execute, the spec's words; APPROVED: decide first)")
 @click.option("--defect", "defects", multiple=True, metavar="NAME|list",
               help="break one rule of the contract (repeatable); 'list' lists them")
 @click.option("--step-ms", type=click.IntRange(1, 60_000), default=20, show_default=True,
@@ -100,7 +105,8 @@ def _defects(names: tuple[str, ...]) -> frozenset[Defect]:
 @click.option("--webhook-secret", help="the signing secret the service issued")
 @click.option("--webhook-ca", type=_FILE,
               help="verify an https webhook receiver against this CA (default: the system's)")
-def serve(host: str, port: int, seed: int, mode: str, defects: tuple[str, ...], step_ms: int,
+def serve(host: str, port: int, seed: int, mode: str, hold_at: str, defects: tuple[str, ...],
+          step_ms: int,
           tls_cert: Path | None, tls_key: Path | None, client_ca: Path | None,
           bearer: str | None, oauth_client_id: str | None, oauth_client_secret: str | None,
           token_ttl: int, webhook_url: str | None, webhook_secret: str | None,
@@ -123,8 +129,9 @@ def serve(host: str, port: int, seed: int, mode: str, defects: tuple[str, ...], 
     if webhook_url is not None and not webhook_url.startswith(("http://", "https://")):
         raise click.UsageError(f"--webhook-url {webhook_url!r} is not an http(s) URL")
     try:
-        state = ReferenceIssuer(GatewaySettings(seed, f"MODE_{mode}", step_ms, webhook_url,
-                                                webhook_secret, chosen, webhook_ca=webhook_ca))
+        state = ReferenceIssuer(GatewaySettings(
+            seed, f"MODE_{mode}", hold_at, step_ms, webhook_url, webhook_secret, chosen,
+            webhook_ca=webhook_ca))
     except TlsProblem as problem:
         raise click.UsageError(f"--webhook-ca: {problem}") from None
     app = create_app(state, Auth(bearer, oauth_client_id, oauth_client_secret, token_ttl))
@@ -139,7 +146,8 @@ def serve(host: str, port: int, seed: int, mode: str, defects: tuple[str, ...], 
     except OSError as error:
         raise click.UsageError(f"cannot listen on {host}:{port}: {error.strerror}") from None
     scheme = "https" if tls else "http"
-    click.echo(f"reference issuer gateway (mode {mode}, seed {seed}, defects "
+    held = f", holds at {hold_at}" if mode == "2" else ""
+    click.echo(f"reference issuer gateway (mode {mode}{held}, seed {seed}, defects "
                f"{', '.join(sorted(chosen)) or 'none'}) on "
                f"{scheme}://{host}:{sock.getsockname()[1]}", err=False)
     sys.stdout.flush()

@@ -17,14 +17,17 @@ long, later reads answer at once, so polling runs on virtual time and a silence 
 ``approvalSlaSeconds`` takes milliseconds of wall time.
 
 Answers are untrusted (``answers``): a timeout, a 5xx, a malformed answer or an answer
-larger than the bound is logged (``issuer.http``, with request and response) and counts as
-no news: the saga keeps polling and parks at its deadline. A status change the spec forbids
-(backwards, out of a final status, REJECTED after APPROVED, or EXECUTING/COMPLETED before
-Mode 2's execute) is
+larger than the bound is logged (``issuer.http``, with request and response), its refusal
+too (``issuer.answer_refused``, naming the rule and the field), and counts as no news: the
+saga keeps polling and parks at its deadline. A status change the spec forbids (backwards,
+out of a final status, REJECTED after APPROVED, or, in Mode 2, an answer given before the
+execute request went out that says EXECUTING or COMPLETED or carries an on-chain hash) is
 logged as ``issuer.protocol_violation`` and read as FAILED: the transaction parks and nothing
 is undone, since the issuer can no longer be trusted about the asset. A POST that got no
 answer is retried on each later read with the same idempotency key and body (a replay the
-spec makes safe). The ledger stays the simulated one: a COMPLETED instruction's burn or mint
+spec makes safe). With ``execute_hold_ms`` (the kit's watch) a Mode 2 execute call is held
+back that much wall time after the creation was answered while the instruction is read
+(``_hold_execute``). The ledger stays the simulated one: a COMPLETED instruction's burn or mint
 and a refund are mirrored on it when first seen; the hash the saga records is the issuer's.
 """
 
@@ -48,10 +51,12 @@ from clearing_sim.domain.timefmt import render_iso
 from clearing_sim.gateway.answers import (
     CONFLICTED,
     UNANSWERED,
+    moved_before_execute,
     read_created,
     read_refund,
     read_snapshot,
     step_allowed,
+    step_problem,
 )
 from clearing_sim.gateway.transport import Call, GatewayConfig, Transport
 from clearing_sim.sim.issuer import (
@@ -75,6 +80,7 @@ STATE_NAMES = {Outcome.REJECTED: "instruction will be rejected",
                Outcome.FAILED: "instruction will fail",
                Outcome.COMPLETE: "instruction will complete"}
 BODY_LOG_MAX = 2_000
+HOLD_READ_S = 0.05  # between the reads of an instruction whose execute is held
 
 
 def _segment(instruction_id: str) -> str:
@@ -92,6 +98,7 @@ class CallbackQueue:
         self._lock = threading.Lock()
         self._items: list[tuple[str | None, bytes, int]] = []
         self.received: list[tuple[str | None, bytes, int]] = []  # all, for evidence
+        self.arrived_mono: list[float] = []  # monotonic s of each of ``received``
 
     def put(self, signature: str | None, raw: bytes) -> bool:
         """Queue one; False (not kept) once ``KEPT_MAX`` have arrived."""
@@ -101,6 +108,7 @@ class CallbackQueue:
                 return False
             self._items.append(item)
             self.received.append(item)
+            self.arrived_mono.append(time.monotonic())
         return True
 
     def take(self) -> list[tuple[str | None, bytes, int]]:
@@ -128,7 +136,12 @@ class HttpGateway:
         self._quiet_since: dict[str, float] = {}  # instruction → wall time of its last change
         self._violations: set[str] = set()
         self._mirrored: set[str] = set()
-        self._execute_sent: set[str] = set()
+        self._execute_asked: set[str] = set()  # ids (placeholders too) the saga executed
+        self.execute_sent_at: dict[str, float] = {}  # instruction → monotonic s of its POST
+        self.created_at: dict[str, float] = {}  # instruction → monotonic s of its creation
+        self.holds: dict[str, tuple[int, str]] = {}  # instruction → (reads made while its
+        # execute was held, the status it stood at when the execute request went out)
+        self.moved_early: list[tuple[str, str, str]] = []  # (instruction, tx, what it said)
         self._treasuries: dict[str, str] = {}
 
     # bookkeeping ---------------------------------------------------------------------------
@@ -181,6 +194,14 @@ class HttpGateway:
         self.world.log.append("issuer.instruction", issuerId=self.issuer_id,
                               instructionId=ins.id, transactionId=ins.transaction_id,
                               leg=ins.kind, status=status.value)
+
+    def _refused(self, call: Call, problem: str, instruction_id: str | None = None) -> None:
+        """An answer read and refused: evidence of the rule the gateway broke (the kit names
+        it), logged once per answer."""
+        self.world.log.append("issuer.answer_refused", issuerId=self.issuer_id,
+                              transactionId=call.tag, instructionId=instruction_id,
+                              method=call.method, url=call.url, status=call.status,
+                              problem=problem)
 
     def _violation(self, ins: Instruction, problem: str) -> None:
         self._violations.add(ins.id)
@@ -251,6 +272,7 @@ class HttpGateway:
                 raise IdempotencyConflict(key)
             created = read_created(call)
             if isinstance(created, str):
+                self._refused(call, created, known.id)
                 return Snapshot(known.id, known.status)
             return Snapshot(created[0], created[1])
         ins = Instruction(f"{UNANSWERED}{key}", kind, transaction_id, mode, dict(body),
@@ -264,6 +286,7 @@ class HttpGateway:
         """Record the instruction under the issuer's id once a creation answer names it."""
         created = read_created(call)
         if isinstance(created, str):
+            self._refused(call, created)
             if ins.original is None:
                 self.instructions[ins.id] = ins
                 ins.original = Snapshot(ins.id, _S.RECEIVED)
@@ -278,10 +301,11 @@ class HttpGateway:
             self.instructions.pop(ins.id, None)
         ins.id = real_id
         self.instructions[real_id] = ins
+        self.created_at.setdefault(real_id, time.monotonic())
         self._observe(ins, status)
         if ins.original is None:
             ins.original = Snapshot(real_id, status)
-        self._check_two_phase(ins, status)
+        self._check_two_phase(ins, call)
 
     def _conflicting(self, ins: Instruction, real_id: str) -> None:
         """The creation answer named an instruction id another instruction already holds: the
@@ -300,12 +324,18 @@ class HttpGateway:
                              f"another instruction ({self.instructions[real_id].kind} of "
                              f"{self.instructions[real_id].transaction_id}) already holds")
 
-    def _check_two_phase(self, ins: Instruction, status: InstructionStatus) -> None:
-        """Mode 2 moves nothing before execute: EXECUTING or COMPLETED before it is a
-        violation (the issuer moved the asset without the irrevocable signal)."""
-        if ins.mode is SettlementMode.MODE_2 and status in (_S.EXECUTING, _S.COMPLETED) \
-                and ins.id not in self._execute_sent:
-            self._violation(ins, f"{status.value} before execute (Mode 2)")
+    def _check_two_phase(self, ins: Instruction, call: Call) -> None:
+        """Mode 2 moves nothing before execute: an answer given before the execute request
+        went out that says EXECUTING, COMPLETED or carries an on-chain hash is a violation
+        (the issuer moved the asset without the irrevocable signal). An answer to a read
+        made after the request is not judged here: a gateway may move as execute arrives."""
+        if ins.mode is not SettlementMode.MODE_2 or ins.id in self.execute_sent_at:
+            return
+        moved = moved_before_execute(call.parsed())
+        if moved is not None:
+            self.moved_early.append((ins.id, ins.transaction_id,
+                                     f"{call.method} {call.url} answered {moved}"))
+            self._violation(ins, moved)
 
     def _resolve(self, instruction_id: str) -> Generator[simpy.Event, Any, Instruction]:
         """The instruction behind an id; a placeholder is retried as a replay first."""
@@ -315,7 +345,7 @@ class HttpGateway:
             call = yield from self._call("POST", self._url(f"/{ins.kind}-instructions"),
                                          ins.body, tag=ins.transaction_id)
             self._adopt(ins, call)
-            if not ins.id.startswith(UNANSWERED) and instruction_id in self._execute_sent:
+            if not ins.id.startswith(UNANSWERED) and instruction_id in self._execute_asked:
                 yield from self._send_execute(ins)
         return ins
 
@@ -344,17 +374,9 @@ class HttpGateway:
         patience_s = self.config.patience_ms / 1000
         delay_s = 0.0
         while True:
-            call = yield from self._call("GET", self._url(f"/instructions/{_segment(ins.id)}"),
-                                         tag=ins.transaction_id, delay_s=delay_s)
-            snap = read_snapshot(call, ins.id)
-            if isinstance(snap, str):  # no news: the saga keeps its rules (poll, park)
+            snap, changed = yield from self._read_once(ins, delay_s)
+            if snap is None:  # no news: the saga keeps its rules (poll, park)
                 return Snapshot(ins.id, ins.status)
-            if not step_allowed(ins.status, snap.status):
-                self._violation(ins, f"{ins.status.value} → {snap.status.value}")
-                return snap
-            changed = snap.status is not ins.status
-            self._observe(ins, snap.status)
-            self._check_two_phase(ins, snap.status)
             if ins.id in self._violations:
                 return snap
             quiet_for = time.monotonic() - self._quiet_since.get(ins.id, 0.0)
@@ -362,22 +384,61 @@ class HttpGateway:
                 return snap
             delay_s = min(0.02, patience_s - quiet_for)  # then read again
 
+    def _read_once(self, ins: Instruction, delay_s: float = 0.0
+                   ) -> Generator[simpy.Event, Any, tuple[Snapshot | None, bool]]:
+        """One GET of the instruction, judged: (its snapshot or None when the answer was
+        refused, whether its status changed)."""
+        call = yield from self._call("GET", self._url(f"/instructions/{_segment(ins.id)}"),
+                                     tag=ins.transaction_id, delay_s=delay_s)
+        snap = read_snapshot(call, ins.id)
+        self._check_two_phase(ins, call)
+        if isinstance(snap, str):
+            self._refused(call, snap, ins.id)
+            return None, False
+        if not step_allowed(ins.status, snap.status):
+            self._violation(ins, step_problem(ins.status, snap.status))
+            return snap, False
+        changed = snap.status is not ins.status
+        self._observe(ins, snap.status)
+        return snap, changed
+
     def read(self, instruction_id: str) -> simpy.Event:
         """``get`` in a process of its own: the process is the event."""
         return self.world.env.process(self.get(instruction_id))
 
     def execute(self, instruction_id: str) -> Proc:
-        self._execute_sent.add(instruction_id)
+        self._execute_asked.add(instruction_id)
         ins = yield from self._resolve(instruction_id)
-        if not ins.id.startswith(UNANSWERED):
+        if not ins.id.startswith(UNANSWERED) and ins.id not in self.execute_sent_at:
             yield from self._send_execute(ins)
         return Snapshot(instruction_id, ins.status)
 
     def _send_execute(self, ins: Instruction) -> Generator[simpy.Event, Any, None]:
-        self._execute_sent.add(ins.id)
+        self._execute_asked.add(ins.id)
+        yield from self._hold_execute(ins)
+        self.execute_sent_at[ins.id] = time.monotonic()
         yield from self._call("POST",
                               self._url(f"/instructions/{_segment(ins.id)}/execute"), {},
                               tag=ins.transaction_id)
+
+    def _hold_execute(self, ins: Instruction) -> Generator[simpy.Event, Any, None]:
+        """The kit's watch (``execute_hold_ms``, 0 elsewhere): the execute call goes out no
+        sooner than that much wall time after the instruction's creation was answered, and
+        meanwhile the instruction is read every ``HOLD_READ_S``, the last read just before
+        the call. A gateway that moves in that window is seen moving before execute,
+        whatever its latency; virtual time does not move while the kit holds."""
+        hold_s = self.config.execute_hold_ms / 1000
+        if hold_s <= 0 or ins.mode is not SettlementMode.MODE_2:
+            return
+        ends = self.created_at.get(ins.id, time.monotonic()) + hold_s
+        delay_s = 0.0
+        while ins.id not in self._violations:
+            yield from self._read_once(ins, delay_s)
+            self.holds[ins.id] = (self.holds.get(ins.id, (0, ""))[0] + 1, ins.status.value)
+            left_s = ends - time.monotonic()
+            if left_s <= 0:
+                return
+            delay_s = min(HOLD_READ_S, left_s)
 
     def expire(self, instruction_id: str) -> Proc:
         """No route closes an instruction at a real issuer: it is closed on our side unless
@@ -400,6 +461,11 @@ class HttpGateway:
             "transactionId": transaction_id, "reason": reason,
             "refundToWalletId": refund_to}, tag=transaction_id)
         answer = read_refund(call, transaction_id)
+        if isinstance(answer, str):
+            self._refused(call, answer)
+        elif answer[0] != "refunded":
+            self._refused(call, f"the refund answered status {answer[0]!r}, not refunded: the "
+                                "tokens were not returned to the sender")
         status, tx_hash = ("unanswered", "") if isinstance(answer, str) else answer
         if status == "refunded":
             try:

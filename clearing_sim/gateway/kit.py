@@ -12,7 +12,11 @@ HTTPS with ``callback_tls``, as a real service's endpoint) and are verified with
 signing secret the kit issued; failed TLS handshakes there are noted in the report. Each
 scenario becomes a ``Check`` of the shared report (``clearing_sim.conformance.report``) with
 its evidence: every HTTP exchange of its transaction, every callback with its signature
-check, the verdict's facts.
+check, the verdict's facts, and every answer the gateway gave that was refused or broke a
+rule (``evidence.peer_problems``): a failure's reason names that rule and field first, then
+what followed from it. In Mode 2 the kit holds each execute call back
+``evidence.EXECUTE_HOLD_MS`` of wall time and judges ``waits_for_execute`` on what it saw
+before each execute request (skipped in Mode 3: there is no execute).
 """
 
 from __future__ import annotations
@@ -30,6 +34,13 @@ from clearing_sim.domain.profile import SettlementMode
 from clearing_sim.domain.signing import verify
 from clearing_sim.gateway.callbacks import CallbackReceiver
 from clearing_sim.gateway.client import CallbackQueue, HttpGateway
+from clearing_sim.gateway.evidence import (
+    EXECUTE_HOLD_MS,
+    peer_problems,
+    waits_for_execute,
+    webhook_problems,
+    webhook_steps,
+)
 from clearing_sim.gateway.serving import ServerTls
 from clearing_sim.gateway.transport import Call, GatewayConfig, Transport, TransportProblem
 from clearing_sim.sim.conformance import ConformanceRun, ConformanceSuite, ScenarioStatus
@@ -125,7 +136,7 @@ def _exchange(call: Call) -> Exchange:
 
 
 def _callback_notes(queue: CallbackQueue, secret: str) -> list[str]:
-    notes = []
+    notes = [f"{len(queue.received)} status webhooks arrived at the kit's receiver"]
     for signature, raw, arrived in queue.received:
         try:
             body = parse_untrusted(raw)
@@ -139,29 +150,48 @@ def _callback_notes(queue: CallbackQueue, secret: str) -> list[str]:
     return notes
 
 
-def _checks(run: ConformanceRun, gateway: HttpGateway, queue: CallbackQueue) -> list[Check]:
+def _checks(run: ConformanceRun, world: World, gateway: HttpGateway, queue: CallbackQueue,
+            mode_2: bool) -> list[Check]:
     checks = []
+    steps = webhook_steps(queue)
     for result in run.scenarios:
         title, rule = RULES[result.name]
         verdict = _VERDICTS.get(result.status, Verdict.FAIL)
         calls = [c for c in gateway.transport.calls if c.tag == result.transaction_id]
         facts = {k: v for k, v in result.detail.items() if k not in ("summary",)}
-        notes = [str(result.detail.get("summary", result.status.value)),
-                 "facts: " + json.dumps(facts, sort_keys=True, default=str)]
+        summary = str(result.detail.get("summary", result.status.value))
+        problems = webhook_problems(queue, gateway.webhook_secret) \
+            if result.name == "callback_signatures" \
+            else peer_problems(world.log, result.transaction_id)
+        told = [problem for ins in gateway.instructions.values()
+                if ins.transaction_id == result.transaction_id
+                for problem in steps.get(ins.id, [])]
+        if told and verdict is Verdict.PASS:  # the rule is broken though the saga coped
+            verdict, summary = Verdict.FAIL, f"{summary}, but the gateway broke a rule"
+        problems += told
+        notes = [summary, "facts: " + json.dumps(facts, sort_keys=True, default=str)]
+        notes += [f"the gateway broke a rule: {problem}" for problem in problems]
         if result.name == "callback_signatures":
             notes += _callback_notes(queue, gateway.webhook_secret)
         elapsed = 0.0 if result.started_at_ms is None or result.concluded_at_ms is None \
             else float(result.concluded_at_ms - result.started_at_ms)
+        reason = "" if verdict is Verdict.PASS else summary
+        if verdict is Verdict.FAIL and problems:
+            reason = f"the gateway broke a rule: {'; '.join(problems)}. So: {summary}"
         checks.append(Check(result.name, title, rule, verdict,
                             Evidence(cast(Any, [_exchange(c) for c in calls]), cast(Any, notes)),
-                            "" if verdict is not Verdict.FAIL
-                            else str(result.detail.get("summary", "")), elapsed))
+                            reason, elapsed))
+    scenario_of = {r.transaction_id: r.name for r in run.scenarios
+                   if r.transaction_id is not None}
+    checks.append(waits_for_execute(gateway, queue, run, mode_2, scenario_of))
     return checks
 
 
 def run_kit(options: KitOptions) -> Report:
     """Run every mandatory scenario once; raise ``KitUnusable`` when no verdict is possible."""
-    config = options.config
+    mode_2 = options.mode is SettlementMode.MODE_2
+    config = evolve(options.config, execute_hold_ms=EXECUTE_HOLD_MS if mode_2 else 0)
+    options = evolve(options, config=config)
     _probe(config)
     queue = CallbackQueue()
     try:
@@ -176,6 +206,9 @@ def run_kit(options: KitOptions) -> Report:
     with receiver:
         notes = [f"mode {options.mode.value}, approvalSlaSeconds {options.approval_sla_s} "
                  "(virtual time)", f"status webhooks to {receiver.url}"]
+        if mode_2:
+            notes.append(f"each execute call held {EXECUTE_HOLD_MS} ms of wall time after "
+                         "its instruction's creation answer, the instruction read meanwhile")
         world, gateway = _world(options, queue)
         try:
             if config.provider_states_url is not None and options.signed_webhooks:
@@ -193,6 +226,6 @@ def run_kit(options: KitOptions) -> Report:
         notes += [f"callback TLS handshake failed: {failure[:200]}"
                   for failure in receiver.handshake_failures[:5]]
     notes.append(f"world digest {world.log.digest()}")
-    return Report("issuer", config.base, cast(Any, _checks(run, gateway, queue)),
+    return Report("issuer", config.base, cast(Any, _checks(run, world, gateway, queue, mode_2)),
                   cast(Any, notes))
 

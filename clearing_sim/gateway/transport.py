@@ -74,6 +74,7 @@ class GatewayConfig:
     timeout_s: float = 5.0
     response_bytes_max: int = RESPONSE_BYTES_MAX
     patience_ms: int = 1_000  # wall time a read waits for an unchanged status to move
+    execute_hold_ms: int = 0  # the kit's watch: Mode 2 execute held this long after creation
     provider_states_url: str | None = None
     triggers: dict[Outcome, Decimal] | None = None  # trigger amounts the sandbox honours
     webhook_secret: str = "whsec_conformance"

@@ -10,9 +10,13 @@ transactions started by synthetic clearing members, one per scenario, all at onc
     happy_path_mint      a swap into the issuer's asset settles (the mint is at the issuer);
                          its source is the suite's own Mode 1 asset, so no other issuer is used
     rejection_unwinds    armed ``rejected``: failed, parked false, asset back, earmark cancelled
-    silence_parks        armed ``silence``: in-flight at SLA − 1 ms, parked exactly at the SLA
-    idempotent_replay    the saga's burn instruction posted again with the same key and body
-                         answers the original and creates no second instruction
+    silence_parks        armed ``silence``: an instruction the issuer accepted (its creation
+                         answered with an id) and left undecided; in-flight at SLA − 1 ms,
+                         parked exactly at the SLA
+    idempotent_replay    the saga's burn instruction posted again with the same key and body,
+                         once its status has moved past the one its creation answered (or
+                         its transaction ended), answers the original and creates no second
+                         instruction
     callback_signatures  every status webhook for the run's instructions, up to 5 s after
                          the last transaction concluded, verifies against the issuer's
                          signing secret (skipped at once, as not applicable, without
@@ -69,6 +73,12 @@ FLOAT_GBP = Decimal("10000.00")  # each synthetic member's RTGS float
 WEBHOOK_GRACE_MS = 5_000  # late status webhooks still counted (the default latency's maximum)
 SOURCE_ASSET_CODE = "CONF"
 _ARMED = {"rejection_unwinds": Outcome.REJECTED, "silence_parks": Outcome.SILENCE}
+_UNDECIDED = ("RECEIVED", "PENDING_APPROVAL")
+
+
+def _moved(record: Record, instruction_id: str, first_status: str) -> bool:
+    """An ``issuer.instruction`` record of that instruction at another status."""
+    return record["instructionId"] == instruction_id and record["status"] != first_status
 
 
 class ScenarioStatus(StrEnum):
@@ -145,6 +155,8 @@ class ConformanceSuite:
         self._sources: dict[str, Participant] = {}
         self._terminal: dict[str, simpy.Event] = {}
         self._instructed: dict[str, simpy.Event] = {}
+        self._moved: dict[str, tuple[str, str, simpy.Event]] = {}  # tx → (instruction,
+        # the status its creation answered, the event of its first other status)
         self._listening = False
 
     # queries ------------------------------------------------------------------------------
@@ -340,7 +352,11 @@ class ConformanceSuite:
         if record.kind == "transaction.state" and record["terminal"]:
             event = self._terminal.pop(str(record["transactionId"]), None)
         elif record.kind == "issuer.instruction":  # the first one names the instruction
-            event = self._instructed.pop(str(record["transactionId"]), None)
+            tx_id = str(record["transactionId"])
+            event = self._instructed.pop(tx_id, None)
+            waiting = self._moved.get(tx_id)
+            if event is None and waiting is not None and _moved(record, *waiting[:2]):
+                event = self._moved.pop(tx_id)[2]
         else:
             return
         if event is not None:
@@ -353,6 +369,13 @@ class ConformanceSuite:
             return None
         first = instructed.value
         assert isinstance(first, Record)
+        tx_id, instruction_id = str(first["transactionId"]), str(first["instructionId"])
+        if not any(_moved(r, instruction_id, str(first["status"])) for r in
+                   self.world.log.select("issuer.instruction", transactionId=tx_id)):
+            moved = self.world.env.event()
+            self._moved[tx_id] = (instruction_id, str(first["status"]), moved)
+            yield moved | terminal  # replay the original once it is no longer current
+            self._moved.pop(tx_id, None)
         gateway = self.world.issuers[str(first["issuerId"])]
         sent = gateway.instructions[str(first["instructionId"])]
         answer: dict[str, Any] = {"instructionId": first["instructionId"],
@@ -462,8 +485,14 @@ class ConformanceSuite:
                       if r.at_ms <= due_ms - 1]
         if before:
             facts["stateAtSlaMinus1ms"] = before[-1]["lifecycleStatus"]
+        statuses = [str(r["status"]) for r in
+                     world.log.select("issuer.instruction", transactionId=tx.id)]
         return self._verdict(facts, [
             ("an instruction sent", due_ms is not None),
+            ("an instruction the issuer accepted (its creation answered with an "
+             "instructionId)", bool(statuses)),
+            ("no decision from the issuer (RECEIVED or PENDING_APPROVAL only)",
+             all(status in _UNDECIDED for status in statuses)),
             ("failed and parked", tx.lifecycle_status is LifecycleStatus.FAILED and tx.parked),
             ("reason approval_sla_exceeded", tx.reason_code == "approval_sla_exceeded"),
             ("in-flight at SLA − 1 ms", bool(before)

@@ -33,7 +33,7 @@ from tests.gateway.conftest import run_kit
 from .conftest import Served
 
 SCENARIOS = {"happy_path_burn", "happy_path_mint", "rejection_unwinds", "silence_parks",
-             "idempotent_replay", "callback_signatures"}
+             "idempotent_replay", "callback_signatures", "waits_for_execute"}
 
 
 def _failed(report: dict[str, Any]) -> set[str]:
@@ -58,7 +58,12 @@ def test_every_mandatory_scenario_passes_over_mtls_with_an_oauth_token(
                         "--html", str(page))
     assert code == 0, _failed(report)
     assert {c["id"] for c in report["checks"]} == SCENARIOS
-    assert all(c["verdict"] == "pass" for c in report["checks"])
+    verdicts = {c["id"]: c["verdict"] for c in report["checks"]}
+    assert verdicts.pop("waits_for_execute") == "skip"  # Mode 3: no execute call
+    assert set(verdicts.values()) == {"pass"}
+    assert report["score"] == {"passed": 6, "applicable": 6, "percent": 100, "notApplied": [
+        {"id": "waits_for_execute", "reason": "not applicable: Mode 3 has no execute call "
+                                              "(the pre-burn transfer moves the asset at once)"}]}
     assert b"<testsuite" in junit.read_bytes()
     assert "happy_path_burn" in page.read_text()
     happy = next(c for c in report["checks"] if c["id"] == "happy_path_burn")
@@ -96,6 +101,9 @@ def test_each_defect_fails_exactly_the_scenarios_that_catch_it(
     code, report = run_kit(threads[(defect, mode)], "--mode", mode[-1])
     assert code == 1
     assert _failed(report) == set(info.catches), report
+    for check in report["checks"]:  # each failure names the rule broken, not a symptom
+        if check["verdict"] == "fail":
+            assert info.names in check["reason"], (check["id"], check["reason"])
 
 
 def test_an_unreachable_gateway_is_exit_2() -> None:

@@ -3,13 +3,17 @@
 Public names: ``GatewaySettings``, ``RefInstruction``, ``ReferenceIssuer``, ``StateProblem``.
 
 An instruction advances RECEIVED → PENDING_APPROVAL → APPROVED (or REJECTED: the decision) →
-EXECUTING → COMPLETED (or FAILED) like the simulated issuer's; in Mode 2 it holds at APPROVED
-until execute (two-phase: the issuer decides before the irrevocable signal). Its outcome is
+EXECUTING → COMPLETED (or FAILED) like the simulated issuer's. In Mode 2 it holds where
+``GatewaySettings.hold_at`` says until the execute call arrives: by default at
+PENDING_APPROVAL, the spec's words ("In Mode 2 the issuer stops at RECEIVED or
+PENDING_APPROVAL and does not execute until the execute call arrives"), deciding after
+execute; with ``hold_at="APPROVED"`` it decides first and holds at APPROVED. Its outcome is
 armed by a provider state (by ``reference``, or for the next instruction) or by a trigger
 amount; otherwise it completes. After every status change past RECEIVED it sends a signed
 status webhook when it was given a ``webhookUrl`` (an https one verified against
-``webhook_ca`` when given). Ids, hashes and latencies come from one
-seeded ``random.Random``, so a given seed answers the same ids in the same order.
+``webhook_ca`` when given). Ids, hashes and latencies come from one seeded
+``random.Random``, so a given seed answers the same ids in the same order. Defects
+(``defects``) each break one rule on purpose.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 from attrs import define, field, frozen
 
@@ -32,7 +37,8 @@ from clearing_sim.domain.signing import signature_header
 from clearing_sim.gateway.reference.defects import Defect
 from clearing_sim.tls import client_context
 
-__all__ = ["GatewaySettings", "RefInstruction", "ReferenceIssuer", "StateProblem"]
+__all__ = ["HOLD_POINTS", "GatewaySettings", "RefInstruction", "ReferenceIssuer",
+           "StateProblem"]
 
 _S = InstructionStatus
 TRIGGERS_DEFAULT = {Outcome.REJECTED: Decimal("2.22"), Outcome.SILENCE: Decimal("3.33"),
@@ -42,6 +48,8 @@ STATES = {"instruction will be rejected": Outcome.REJECTED,
           "instruction will fail": Outcome.FAILED,
           "instruction will complete": Outcome.COMPLETE}
 CALLBACKS_STATE = "callbacks go to"
+#: where a Mode 2 gateway waits for execute: the spec's words first (the default)
+HOLD_POINTS = ("PENDING_APPROVAL", "APPROVED")
 COMPENSATION_REASON = "mint_rejected"  # re-issue a burned source (sim.issuer's reason)
 
 
@@ -57,6 +65,8 @@ class StateProblem(Exception):
 class GatewaySettings:
     seed: int = 0
     mode: str = "MODE_3"  # MODE_2 waits for execute
+    hold_at: str = field(default="PENDING_APPROVAL",
+                         validator=attrs.validators.in_(HOLD_POINTS))  # Mode 2 only
     step_ms: int = 20  # mean wall latency of each status step
     webhook_url: str | None = None
     signing_secret: str | None = None
@@ -79,10 +89,17 @@ class RefInstruction:
     expired: bool = False
     answer: dict[str, Any] = field(factory=dict)  # the creation response, on every replay
 
-    def wire(self) -> dict[str, Any]:
-        return {"instructionId": self.id, "status": self.status.value,
-                "reference": self.body["reference"],
-                "onchain": {"txHash": self.tx_hash, "ledgerSequence": self.ledger_sequence},
+    def wire(self, defects: frozenset[Defect] = frozenset()) -> dict[str, Any]:
+        """The instruction as read and as a status webhook carries it (with ``defects``
+        that change its shape applied)."""
+        status = self.status.value
+        sequence: int | str | None = self.ledger_sequence
+        if Defect.STATUS_LOWERCASE in defects:
+            status = status.lower()
+        if Defect.LEDGER_SEQUENCE_STRING in defects and sequence is not None:
+            sequence = str(sequence)
+        return {"instructionId": self.id, "status": status, "reference": self.body["reference"],
+                "onchain": {"txHash": self.tx_hash, "ledgerSequence": sequence},
                 "finalizedAt": self.finalized_at}
 
 
@@ -153,17 +170,17 @@ class ReferenceIssuer:
         ins = RefInstruction(self._uuid(), kind, clean, self._outcome(clean))
         self.instructions[ins.id] = ins
         self.by_key[key] = ins.id
-        ins.answer = {"instructionId": ins.id, "status": ins.status.value}
+        ins.answer = {"instructionId": ins.id, "status": ins.wire(self.settings.defects)["status"]}
         self._spawn(self._progress(ins))
         return 201, ins.answer
 
     def read(self, instruction_id: str) -> dict[str, Any]:
-        return self._find(instruction_id).wire()
+        return self._find(instruction_id).wire(self.settings.defects)
 
     def execute(self, instruction_id: str) -> dict[str, Any]:
         ins = self._find(instruction_id)
         ins.executed.set()
-        return ins.wire()
+        return ins.wire(self.settings.defects)
 
     def refund(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         tx_id = body.get("transactionId")
@@ -223,25 +240,26 @@ class ReferenceIssuer:
         if ins.outcome is Outcome.SILENCE or ins.expired:
             return
         await self._set(ins, _S.PENDING_APPROVAL)
+        await self._hold(ins, "PENDING_APPROVAL")
         await self._step()
         if _closed(ins):
             return
         if ins.outcome is Outcome.REJECTED:  # the decision comes before anything moves
+            if self.has(Defect.REJECTS_AFTER_APPROVAL):  # the defect: approve, then reject
+                await self._set(ins, _S.APPROVED)
+                await self._step()
             await self._set(ins, _S.REJECTED)
             return
-        early = self.has(Defect.EXECUTE_BEFORE_APPROVAL) and self.settings.mode == "MODE_2"
-        if not early:
-            await self._set(ins, _S.APPROVED)
-            if self.settings.mode == "MODE_2":  # two-phase: nothing moves until execute
-                await ins.executed.wait()
-            await self._step()
+        await self._set(ins, _S.APPROVED)
+        await self._hold(ins, "APPROVED")
+        await self._step()
         if _closed(ins):
             return
+        await self._set(ins, _S.EXECUTING)
+        await self._step()
         if ins.outcome is Outcome.FAILED:
             await self._set(ins, _S.FAILED)
             return
-        await self._set(ins, _S.EXECUTING)  # the defect: moving, no approval, no execute
-        await self._step()
         self._sequence += 1
         if not self.has(Defect.COMPLETED_WITHOUT_PROOF):
             ins.tx_hash = self._rng.getrandbits(256).to_bytes(32, "big").hex()
@@ -249,11 +267,18 @@ class ReferenceIssuer:
         ins.finalized_at = _now_iso()
         await self._set(ins, _S.COMPLETED)
 
+    async def _hold(self, ins: RefInstruction, point: str) -> None:
+        """Mode 2: wait here for the execute call when this is the hold point (the defect
+        ``moves-before-execute`` never waits)."""
+        if self.settings.mode == "MODE_2" and self.settings.hold_at == point \
+                and not self.has(Defect.MOVES_BEFORE_EXECUTE):
+            await ins.executed.wait()
+
     async def _set(self, ins: RefInstruction, status: InstructionStatus) -> None:
         assert ins.status not in FINAL
         ins.status = status
         if self.webhook_url is not None:
-            self._spawn(self._callback(ins.wire()))
+            self._spawn(self._callback(ins.wire(self.settings.defects)))
 
     async def _callback(self, wire: dict[str, Any]) -> None:
         body = {k: wire[k] for k in ("instructionId", "status", "onchain", "finalizedAt")}
