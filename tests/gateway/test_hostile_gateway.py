@@ -11,8 +11,11 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from clearing_sim.gateway.serving import ServerThread
 from clearing_sim.gateway.transport import RESPONSE_BYTES_MAX, GatewayConfig, Transport
+from tests.gateway.conftest import run_kit
 
 #: two gzip layers over 64 MiB of zeros: a few hundred KiB on the wire
 _BOMB = gzip.compress(gzip.compress(bytes(64 << 20), compresslevel=9), compresslevel=9)
@@ -142,3 +145,42 @@ def test_a_gateway_dripping_its_headers_is_given_up_at_the_deadline() -> None:
     assert call.status is None and call.error is not None, call
     assert "held its status line and headers" in call.error
     assert transport.abandoned == 1
+
+
+async def _empty_object(scope: Any, receive: Any, send: Any) -> None:
+    """``{}`` with 200 to every request."""
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+async def _redirect(scope: Any, receive: Any, send: Any) -> None:
+    """307 to every request, to a place that does not exist."""
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": 307,
+                    "headers": [(b"location", b"http://127.0.0.1:9/elsewhere"),
+                                (b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+
+
+@pytest.mark.parametrize("mode", ["2", "3"])
+@pytest.mark.parametrize(("app", "refusal"), [
+    (_empty_object, "instructionId is missing or not a string"),
+    (_redirect, "answered HTTP 307")], ids=["empty-object", "redirect"])
+def test_a_gateway_that_accepts_nothing_passes_no_check(app: Any, refusal: str,
+                                                        mode: str) -> None:
+    """Spec, Conformance: "silence beyond approvalSlaSeconds parks the transaction" is a
+    check of an instruction the gateway accepted and then left silent. A gateway answering
+    ``{}`` (or a 307) to everything accepted none: silence_parks passed on
+    ``"instructionStatuses": []``. Now no check passes on such a gateway, each failure names
+    what the gateway answered, and the score says 0 passed."""
+    with ServerThread(app) as server:
+        code, report = run_kit(server.base_url, "--mode", mode)
+    assert code == 1
+    verdicts = {c["id"]: c["verdict"] for c in report["checks"]}
+    assert "pass" not in verdicts.values(), verdicts
+    silence = next(c for c in report["checks"] if c["id"] == "silence_parks")
+    assert "an instruction the issuer accepted" in silence["reason"]
+    assert refusal in silence["reason"] and "(×" in silence["reason"]  # once, with a count
+    assert report["score"]["passed"] == 0
