@@ -20,6 +20,7 @@ __all__ = ["DEFECTS", "Defect", "DefectInfo"]
 
 class Defect(StrEnum):
     REPLAY_CREATES_SECOND = "replay-creates-second"
+    REPLAY_ANSWERS_CURRENT = "replay-answers-current"
     UNSIGNED_CALLBACKS = "unsigned-callbacks"
     WRONG_SECRET_CALLBACKS = "wrong-secret-callbacks"
     IGNORES_REJECTION = "ignores-rejection"
@@ -50,6 +51,10 @@ DEFECTS: dict[Defect, DefectInfo] = {
         "replaying the same idempotency key and body returns the original result and creates "
         "no second instruction", "creates a second instruction on a replay",
         ("idempotent_replay",), "the replay answered the original instructionId"),
+    Defect.REPLAY_ANSWERS_CURRENT: DefectInfo(
+        "replaying the same idempotency key and body returns the original result",
+        "answers a replay with the instruction's current status", ("idempotent_replay",),
+        "the replay answered the original status"),
     Defect.UNSIGNED_CALLBACKS: DefectInfo(
         "status webhooks are signed with the scheme of outgoing webhooks",
         "sends status webhooks without a Service-Signature header", ("callback_signatures",),

@@ -166,6 +166,9 @@ class ReferenceIssuer:
             if original.body != clean or original.kind != kind:
                 raise StateProblem(409, "idempotency_conflict",
                                    "idempotencyKey reused with a different body")
+            if self.has(Defect.REPLAY_ANSWERS_CURRENT):  # the defect: not the original
+                return 200, {**original.answer,
+                             "status": original.wire(self.settings.defects)["status"]}
             return 200, original.answer
         ins = RefInstruction(self._uuid(), kind, clean, self._outcome(clean))
         self.instructions[ins.id] = ins
