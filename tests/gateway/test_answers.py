@@ -10,7 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from clearing_sim.domain.instruction import InstructionStatus
-from clearing_sim.gateway.answers import read_created, read_refund, read_snapshot, step_allowed
+from clearing_sim.gateway.answers import (
+    moved_before_execute,
+    read_created,
+    read_refund,
+    read_snapshot,
+    step_allowed,
+    step_problem,
+)
 from clearing_sim.gateway.transport import Call
 from clearing_sim.sim.issuer import Snapshot
 from tests.strategies import HOSTILE_RAW
@@ -46,8 +53,45 @@ def test_completed_needs_its_proof() -> None:
                              "i-1")
 
     assert read({"txHash": "ab", "ledgerSequence": 7}) == Snapshot("i-1", _S.COMPLETED, "ab", 7)
-    assert "no proof" in str(read({"txHash": None, "ledgerSequence": 7}))
-    assert "no proof" in str(read({"txHash": "ab", "ledgerSequence": True}))
+    assert read({"txHash": None, "ledgerSequence": 7}) == \
+        "COMPLETED must carry onchain.txHash (its proof), not None"
+    assert read({"txHash": "ab", "ledgerSequence": True}) == \
+        "onchain.ledgerSequence must be an integer, not True"
+    assert read({"txHash": "ab", "ledgerSequence": "1001"}) == \
+        "onchain.ledgerSequence must be an integer, not '1001'"
+    assert read({"txHash": "ab"}) == "COMPLETED must carry onchain.ledgerSequence (an integer)"
+
+
+def test_a_status_outside_the_spec_s_seven_is_named_with_the_field() -> None:
+    """Spec, issuer instruction statuses: RECEIVED, PENDING_APPROVAL, APPROVED, EXECUTING,
+    COMPLETED, REJECTED, FAILED. A lowercase one is not one of them."""
+    def read(status: object) -> Snapshot | str:
+        body = {"instructionId": "i-1", "status": status}
+        return read_snapshot(Call("GET", "u", status=200, response_body=json.dumps(body)),
+                             "i-1")
+
+    assert str(read("completed")).startswith("status 'completed' is not one of the spec's seven")
+    assert str(read(None)).startswith("status is missing")
+    assert read("APPROVED") == Snapshot("i-1", _S.APPROVED)
+
+
+def test_a_forbidden_step_names_its_rule() -> None:
+    assert step_problem(_S.APPROVED, _S.REJECTED).startswith("REJECTED after APPROVED: ")
+    assert step_problem(_S.COMPLETED, _S.EXECUTING) == \
+        "EXECUTING after COMPLETED: a final status never changes"
+    assert step_problem(_S.EXECUTING, _S.APPROVED) == \
+        "EXECUTING → APPROVED: a status never moves backwards"
+
+
+def test_what_says_the_asset_moved_before_execute() -> None:
+    """In Mode 2 nothing moves before execute: EXECUTING, COMPLETED (any case) or an
+    on-chain hash say it did; a holding status without a hash does not."""
+    assert moved_before_execute({"status": "EXECUTING"}) is not None
+    assert moved_before_execute({"status": "completed"}) is not None
+    assert moved_before_execute({"status": "APPROVED", "onchain": {"txHash": "ab"}}) is not None
+    assert moved_before_execute({"status": "PENDING_APPROVAL",
+                                 "onchain": {"txHash": None}}) is None
+    assert moved_before_execute("not an object") is None
 
 
 def test_statuses_only_move_forward() -> None:
