@@ -37,6 +37,7 @@ class Served:
         if " on " not in banner:
             self.stop()
             raise AssertionError(f"issuer serve did not start: {banner}{self.proc.stderr}")
+        self.banner = banner
         self.base_url = banner.rsplit(" on ", 1)[1].strip()
 
     def stop(self) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -68,3 +69,15 @@ def test_conformance_issuer_refuses_bad_usage_with_exit_2() -> None:
         result = CliRunner().invoke(conformance, ["issuer", *args])
         assert result.exit_code == 2, (args, result.output)
         assert result.output.startswith("error: ") and "Traceback" not in result.output
+
+
+def test_serve_holds_mode_2_at_pending_approval_unless_told_approved(serve: Any) -> None:
+    """``--hold-at``: the spec's words by default (PENDING_APPROVAL), APPROVED on request;
+    anything else is refused before anything is served."""
+    default = serve("--mode", "2")
+    approved = serve("--mode", "2", "--hold-at", "APPROVED")
+    assert default.banner.startswith("reference issuer gateway (mode 2, holds at "
+                                     "PENDING_APPROVAL")
+    assert "holds at APPROVED" in approved.banner
+    result = CliRunner().invoke(issuer, ["serve", "--port", "0", "--hold-at", "EXECUTING"])
+    assert result.exit_code == 2 and "EXECUTING" in result.output
