@@ -66,10 +66,19 @@ def _saga_event(r: Record) -> str:
 
 
 def _sent(r: Record) -> str:
-    sla = duration_text(int(str(r["deadlineMs"])) - r.at_ms)
     return (f"{r['leg']} instruction sent to issuer {_short(r['issuerId'], 8)} "
-            f"(idempotency key {_short(r['idempotencyKey'], 8)}, parks in {sla} without an "
-            "answer)")
+            f"(idempotency key {_short(r['idempotencyKey'], 8)}, {_parks_in(r)})")
+
+
+def _execute_sent(r: Record) -> str:
+    return f"{r['leg']} execute sent for {_short(r['instructionId'], 8)} ({_parks_in(r)})"
+
+
+def _parks_in(r: Record) -> str:
+    """When the request's SLA runs out; a Mode 2 instruction's counts from its execute."""
+    if r.get("deadlineMs") is None:
+        return "its SLA counts from the execute call"
+    return f"parks in {duration_text(int(str(r['deadlineMs'])) - r.at_ms)} without an answer"
 
 
 def _ledger(r: Record) -> str:
@@ -100,6 +109,9 @@ _TEXT: dict[str, tuple[str, Callable[[Record], str]]] = {
     "saga.step": ("saga", _step),
     "saga.event": ("saga", _saga_event),
     "saga.instruction_sent": ("issuer", _sent),
+    "saga.execute_sent": ("issuer", _execute_sent),
+    "saga.compensation": ("saga", lambda r: f"compensated: the source issuer gave the burned "
+                          f"value back ({r['reason']})"),
     "saga.refund": ("saga", lambda r: f"refund noted ({r['reason']})"),
     "issuer.instruction": ("issuer", lambda r: f"{r['leg']} instruction "
                            f"{_short(r['instructionId'], 8)}: {r['status']}"),

@@ -73,6 +73,8 @@ FLOAT_GBP = Decimal("10000.00")  # each synthetic member's RTGS float
 WEBHOOK_GRACE_MS = 5_000  # late status webhooks still counted (the default latency's maximum)
 SOURCE_ASSET_CODE = "CONF"
 _ARMED = {"rejection_unwinds": Outcome.REJECTED, "silence_parks": Outcome.SILENCE}
+#: The saga's records of a request an approval SLA counts from (docs/semantics.md).
+_SLA_REQUESTS = ("saga.execute_sent", "saga.instruction_sent")
 _UNDECIDED = ("RECEIVED", "PENDING_APPROVAL")
 
 
@@ -474,9 +476,13 @@ class ConformanceSuite:
     def _parked_at_sla(self, s: _Subject, record: Record) -> tuple[ScenarioStatus, dict[str, Any]]:
         facts = self._facts(s, record)
         world, tx = self.world, self.world.transactions[s.tx_id]
-        sent = world.log.select("saga.instruction_sent", transactionId=tx.id)
+        # the request the SLA counts from: Mode 2's execute, Mode 3's instruction
+        sent = [r for r in world.log.select("saga.", transactionId=tx.id)
+                if r.kind in _SLA_REQUESTS and r.get("deadlineMs") is not None]
         sla_s = world.profile_of(tx.legs[0]).approval_sla_s
         facts["approvalSlaSeconds"] = sla_s
+        if sent:
+            facts["slaCountsFrom"] = f"{sent[-1].kind} at {world.iso(sent[-1].at_ms)}"
         due_ms = sent[-1].at_ms + sla_s * 1000 if sent else None
         before: list[Record] = []
         if due_ms is not None:

@@ -11,9 +11,12 @@ tokens, and, with reason ``COMPENSATION_REASON``, the compensating return of a s
 issuer already burned when the swap's target then rejected its mint).
 
 An instruction advances RECEIVED → PENDING_APPROVAL → APPROVED (or REJECTED: the decision)
-→ EXECUTING → COMPLETED (or FAILED); in Mode 2 it holds at APPROVED until ``execute``, so the
-issuer decides before the service sends the irrevocable signal. REJECTED never follows
-APPROVED: an outcome armed ``rejected`` waits for an instruction that has not decided yet.
+→ EXECUTING → COMPLETED (or FAILED). In Mode 2 it holds until ``execute`` arrives at the
+behaviour's ``hold_at`` status: by default PENDING_APPROVAL, as the spec says ("In Mode 2 the
+issuer stops at RECEIVED or PENDING_APPROVAL and does not execute until the execute call
+arrives"), so it decides after execute; RECEIVED holds before even acknowledging; APPROVED
+votes first and then holds. REJECTED never follows APPROVED: an outcome armed ``rejected``
+waits for an instruction that has not decided yet.
 COMPLETED comes only with the on-chain burn or mint receipt. The behaviour draws each
 instruction's outcome (complete, rejected, failed, silence) from the issuer's own stream;
 an outcome armed for a transaction replaces the instruction's *next* status event
@@ -45,8 +48,8 @@ from clearing_sim.sim.timers import soon
 if TYPE_CHECKING:
     from clearing_sim.sim.world import World
 
-__all__ = ["COMPENSATION_REASON", "IdempotencyConflict", "Instruction", "IssuerBehaviour",
-           "IssuerGateway", "RefundResult", "Snapshot", "webhook_body"]
+__all__ = ["COMPENSATION_REASON", "HOLD_POINTS", "IdempotencyConflict", "Instruction",
+           "IssuerBehaviour", "IssuerGateway", "RefundResult", "Snapshot", "webhook_body"]
 
 Proc = Generator[simpy.Event, Any, Any]
 _A = TypeVar("_A")
@@ -55,6 +58,8 @@ _S = InstructionStatus
 #: so the source issuer re-issues the burned amount to the member (docs/semantics.md).
 COMPENSATION_REASON = "mint_rejected"
 _DECIDED = (_S.APPROVED, _S.EXECUTING)
+#: The statuses a simulated Mode 2 issuer can hold at until execute (``hold_at``).
+HOLD_POINTS = (_S.RECEIVED, _S.PENDING_APPROVAL, _S.APPROVED)
 #: Read at every status change, bound once: on Python 3.11 ``Enum.MEMBER`` goes through
 #: ``EnumType.__getattr__``'s slow path and ``.value`` is a Python-level property.
 _RECEIVED, _WEBHOOK = _S.RECEIVED, FeedbackChannel.SIGNED_WEBHOOK
@@ -82,7 +87,7 @@ def webhook_body(instruction_id: str, status: str, tx_hash: str | None,
 
 @frozen
 class IssuerBehaviour:
-    """Latencies and outcome probabilities of one simulated issuer."""
+    """Latencies, outcome probabilities and Mode 2 hold point of one simulated issuer."""
 
     request_latency: Latency = LogNormal(80, 0.3, 2_000)
     ack_latency: Latency = LogNormal(500, 0.4, 10_000)
@@ -93,6 +98,10 @@ class IssuerBehaviour:
     p_rejected: float = field(default=0.0, validator=_probability)
     p_failed: float = field(default=0.0, validator=_probability)
     p_silence: float = field(default=0.0, validator=_probability)
+    #: Where a Mode 2 instruction waits for execute (spec: RECEIVED or PENDING_APPROVAL;
+    #: APPROVED: the issuer votes first).
+    hold_at: InstructionStatus = field(default=InstructionStatus.PENDING_APPROVAL,
+                                       validator=validators.in_(HOLD_POINTS))
 
     def __attrs_post_init__(self) -> None:
         if self.p_rejected + self.p_failed + self.p_silence > 1.0:
@@ -389,29 +398,37 @@ class IssuerGateway:
                     Outcome.SILENCE: None, Outcome.COMPLETE: planned}[armed]
         return planned
 
+    def _held(self, ins: Instruction, at: InstructionStatus, then: Callable[[], None]) -> None:
+        """Run ``then`` now, or, for a Mode 2 instruction held at ``at`` (the behaviour's
+        hold point) whose execute has not arrived, once it arrives."""
+        requested = ins.execute_requested
+        if at is self.behaviour.hold_at and ins.mode is SettlementMode.MODE_2 \
+                and requested is not None and requested.callbacks is not None:
+            requested.callbacks.append(lambda _: then())
+            return
+        then()
+
     def _progress(self, ins: Instruction, outcome: Outcome) -> None:
-        """RECEIVED: acknowledge after the ack latency."""
-        self._after(self.behaviour.ack_latency, self._acknowledge, ins, outcome)
+        """RECEIVED: acknowledge after the ack latency (held there until execute, if so)."""
+        self._held(ins, _RECEIVED, partial(self._after, self.behaviour.ack_latency,
+                                           self._acknowledge, ins, outcome))
 
     def _acknowledge(self, ins: Instruction, outcome: Outcome) -> None:
-        """PENDING_APPROVAL (or silence from here on), then the decision after its latency."""
+        """PENDING_APPROVAL (or silence from here on), then the decision after its latency
+        (held at PENDING_APPROVAL until execute, by default in Mode 2)."""
         if outcome is Outcome.SILENCE:
             self._log_silent(ins)
             return
         if self._advance(ins, _S.PENDING_APPROVAL):
-            self._after(self.behaviour.approval_latency, self._decide, ins, outcome)
+            self._held(ins, _S.PENDING_APPROVAL, partial(
+                self._after, self.behaviour.approval_latency, self._decide, ins, outcome))
 
     def _decide(self, ins: Instruction, outcome: Outcome) -> None:
-        """APPROVED or REJECTED; a Mode 2 instruction then holds until ``execute``."""
+        """APPROVED or REJECTED; then the move (held at APPROVED until execute, if so)."""
         decided = _S.REJECTED if outcome is Outcome.REJECTED else _S.APPROVED
         if not self._advance(ins, decided):
             return
-        requested = ins.execute_requested
-        if ins.mode is SettlementMode.MODE_2 and requested is not None \
-                and requested.callbacks is not None:  # two-phase: nothing moves until execute
-            requested.callbacks.append(lambda _: self._start_execution(ins, outcome))
-            return
-        self._start_execution(ins, outcome)
+        self._held(ins, _S.APPROVED, partial(self._start_execution, ins, outcome))
 
     def _start_execution(self, ins: Instruction, outcome: Outcome) -> None:
         self._after(self.behaviour.execution_latency, self._execute, ins, outcome)

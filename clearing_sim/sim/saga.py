@@ -8,25 +8,31 @@ Earmarked holds the fiat at the RTGS adapter; Burning runs the legs (burn, and m
 swap) under the mode each leg captured at initiation; Settled settles the fiat leg once every
 leg has produced a proof-backed event (Burned, Minted: an on-chain hash).
 
-Every issuer's decision comes before anything irrevocable wherever the modes allow
-(States rule 3, docs/semantics.md "The swap saga"). The Burning step runs its legs in three
-phases:
+The Burning step runs its legs in three phases, without knowing where a real issuer holds
+(spec, Issuer instruction statuses: "In Mode 2 the issuer stops at RECEIVED or
+PENDING_APPROVAL and does not execute until the execute call arrives"; docs/semantics.md
+"The swap saga"):
 
-1. prepare: each Mode 2 leg is instructed and awaited until its issuer APPROVED it (Mode 2
-   issuers hold there until the execute call); nothing has moved yet.
-2. decide-and-move: each Mode 3 leg (single-phase: the instruction is the decision and the
-   move) runs, burn first; a Mode 3 burn first transfers the locked tokens to the issuer.
-3. commit: each Mode 2 leg is executed and awaited until COMPLETED, and each Mode 1 leg is
-   co-signed on chain by the service, burn first. No issuer can reject any more.
+1. instruct: each Mode 2 leg's instruction goes out, burn first; the creation answer is all
+   the saga waits for (an issuer may hold at RECEIVED, PENDING_APPROVAL or APPROVED).
+2. decide-and-move, burn first: a Mode 2 leg is executed (the earmark is confirmed: Burning
+   starts only then) and awaited until COMPLETED; a Mode 3 leg (single-phase: the
+   instruction is the decision and the move) first transfers a burn's locked tokens to the
+   issuer, then is instructed and awaited until COMPLETED. The member's value is taken
+   before any is given.
+3. co-sign: each Mode 1 leg is co-signed on chain by the service, burn first. No issuer can
+   refuse it, so it comes after every issuer's decision.
 
-Outcomes: COMPLETED (APPROVED in the prepare phase) → next; REJECTED → the automatic unwind
-(``failed``, parked false): instructions approved but never executed are closed at their
-issuers, the source asset returns to the sender (lock returned, Mode 3 refund, or, when the
-burn already happened, the compensating return by the source issuer), the earmark is
-released; FAILED → parked, nothing undone; no decisive answer within ``approvalSlaSeconds`` of
-the request that asked for it (the instruction; in Mode 2 also the execute) → parked at
-exactly that instant (a Mode 3 burn leg then asks the issuer for a refund). Cancel and the
-operator fix enter from outside (``World``).
+Outcomes: COMPLETED → next; REJECTED → the automatic unwind (``failed``, parked false):
+instructions never executed are closed at their issuers, the source asset returns to the
+sender (lock returned, Mode 3 refund, or, when the burn already happened because the mint
+was rejected after it, the source issuer's compensating return: ``/treasury/refunds`` for a
+Mode 3 source, a mint instruction executed at once for a Mode 2 one), the earmark is
+released; a compensation that does not complete parks (``unwind_failed``). FAILED → parked,
+nothing undone; no decisive answer within ``approvalSlaSeconds`` of the request that asked
+for it (Mode 2: the execute; Mode 3: the instruction) → parked at exactly that instant (a
+Mode 3 burn leg then asks the issuer for a refund). Cancel and the operator fix enter from
+outside (``World``).
 """
 
 from __future__ import annotations
@@ -61,9 +67,8 @@ __all__ = ["LegOutcome", "Phase", "Saga"]
 
 Proc = Generator[simpy.Event, Any, Any]
 _S = InstructionStatus
-#: What ends a wait in each kind of wait: the decision (prepare) or the move (complete).
-_APPROVED = (_S.APPROVED, _S.EXECUTING, _S.COMPLETED)
-_COMPLETED = (_S.COMPLETED,)
+#: Statuses at which an issuer has decided to move the asset (a rejection can no longer come).
+_DECIDED = (_S.APPROVED, _S.EXECUTING, _S.COMPLETED)
 
 
 class LegOutcome(StrEnum):
@@ -75,9 +80,11 @@ class LegOutcome(StrEnum):
 
 
 class Phase(StrEnum):
-    PREPARE = "prepare"  # Mode 2: instruct, await APPROVED
+    INSTRUCT = "instruct"  # Mode 2: the instruction, answered by its creation
     SINGLE = "single"  # Mode 3: (transfer,) instruct, await COMPLETED
-    COMMIT = "commit"  # Mode 2: execute, await COMPLETED; Mode 1: co-sign
+    EXECUTE = "execute"  # Mode 2: execute, await COMPLETED
+    CO_SIGN = "co-sign"  # Mode 1: the service co-signs the burn or mint
+    COMPENSATE = "compensate"  # Mode 2 source: re-issue a burned amount, await COMPLETED
 
 
 @frozen
@@ -92,20 +99,24 @@ class _Sent:
 
 #: The members read at every leg and every wake, bound once: on Python 3.11 reading
 #: ``Enum.MEMBER`` goes through ``EnumType.__getattr__``'s slow path (~750 instructions).
-_PREPARE, _SINGLE, _COMMIT = Phase.PREPARE, Phase.SINGLE, Phase.COMMIT
+_INSTRUCT, _SINGLE, _EXECUTE = Phase.INSTRUCT, Phase.SINGLE, Phase.EXECUTE
+_CO_SIGN, _COMPENSATE = Phase.CO_SIGN, Phase.COMPENSATE
 _MODE_1, _MODE_2, _MODE_3 = SettlementMode.MODE_1, SettlementMode.MODE_2, SettlementMode.MODE_3
 _DONE = LegOutcome.DONE
-_REJECTED, _FAILED = _S.REJECTED, _S.FAILED
+_COMPLETED, _REJECTED, _FAILED = _S.COMPLETED, _S.REJECTED, _S.FAILED
 _WEBHOOK = FeedbackChannel.SIGNED_WEBHOOK
 _POLL = FeedbackChannel.POLLABLE_RESOURCE
+#: The compensating mint's leg name: its idempotency key is UUIDv5(command id, this).
+COMPENSATION_LEG = "compensation"
 
 
 def plan(legs: tuple[LegTerms, ...]) -> list[tuple[Phase, LegTerms]]:
-    """The Burning step's order: every decision before anything irrevocable (legs are burn
-    first, so within a phase the burn goes first)."""
-    return ([(_PREPARE, t) for t in legs if t.mode is _MODE_2]
-            + [(_SINGLE, t) for t in legs if t.mode is _MODE_3]
-            + [(_COMMIT, t) for t in legs if t.mode is not _MODE_3])
+    """The Burning step's order (legs are burn first): every Mode 2 instruction, then each
+    issuer's decide-and-move, then the Mode 1 co-signatures."""
+    return ([(_INSTRUCT, t) for t in legs if t.mode is _MODE_2]
+            + [(_EXECUTE if t.mode is _MODE_2 else _SINGLE, t) for t in legs
+               if t.mode.has_instructions]
+            + [(_CO_SIGN, t) for t in legs if t.mode is _MODE_1])
 
 
 class Saga:
@@ -116,13 +127,14 @@ class Saga:
         self.tx_id = transaction_id
         self.process: simpy.Process | None = None
         self.pending: dict[str, _Sent] = {}  # leg → instruction awaiting an answer
-        self.approved: dict[str, str] = {}  # leg → Mode 2 instruction approved, not executed
+        self.instructed: dict[str, str] = {}  # leg → Mode 2 instruction not executed yet
         self.done_legs: list[str] = []
         self.transferred = False  # Mode 3: the locked tokens sit in the issuer's wallet
         self.refunded = False  # Mode 3: the issuer refunded them to the member's wallet
         self.waiting_on: str | None = None  # the ledger or RTGS write in progress, if any
         self._source: tuple[ChainLedger, str] | None = None
         self._book = world.transactions.by_id
+        self._command_id: CommandId | None = None  # of the Burning step running now
 
     @property
     def tx(self) -> Transaction:
@@ -142,34 +154,35 @@ class Saga:
 
     def next_decision(self) -> LegTerms | None:
         """The leg whose issuer decides next (an armed ``rejected`` applies to it): the
-        first instructed leg, in the saga's order, whose issuer has not decided yet."""
+        first leg, in the saga's order of decisions, that is not done and whose issuer has
+        not decided yet (APPROVED, EXECUTING or COMPLETED)."""
         for phase, terms in plan(self.tx.legs):
-            if phase is not _COMMIT and terms.leg not in self.done_legs \
-                    and not self._prepared(terms.leg):
+            if phase in (_EXECUTE, _SINGLE) and terms.leg not in self.done_legs \
+                    and not self._decided(terms.leg):
                 return terms
         return None
 
     def next_instructed(self) -> LegTerms | None:
         """The instructed leg whose issuer sends the next instruction event (an armed
-        ``failed`` or ``silence`` applies to it): a Mode 2 leg its issuer approved waits for
-        the commit phase, after the Mode 3 legs."""
+        ``failed`` or ``silence`` applies to it): the first leg, in the saga's order of
+        decisions, that is not done."""
         for phase, terms in plan(self.tx.legs):
-            if not terms.mode.has_instructions or terms.leg in self.done_legs:
-                continue
-            if phase is _PREPARE and self._prepared(terms.leg):
-                continue
-            return terms
+            if phase in (_EXECUTE, _SINGLE) and terms.leg not in self.done_legs:
+                return terms
         return None
 
-    def _prepared(self, leg: str) -> bool:
-        """The leg's issuer has approved its instruction, though the saga may not know yet."""
-        if leg in self.approved:
-            return True
+    def _decided(self, leg: str) -> bool:
+        """The leg's issuer has decided to move, though the saga may not know yet."""
         sent = self.pending.get(leg)
-        if sent is None:
+        instruction_id = sent.instruction_id if sent is not None else self.instructed.get(leg)
+        if instruction_id is None:
             return False
-        ins = sent.gateway.instructions.get(sent.instruction_id)
-        return ins is not None and not ins.expired and ins.status in _APPROVED
+        gateway = self.world.issuers[self._terms(leg).issuer_id]
+        ins = gateway.instructions.get(instruction_id)
+        return ins is not None and not ins.expired and ins.status in _DECIDED
+
+    def _terms(self, leg: str) -> LegTerms:
+        return next(t for t in self.tx.legs if t.leg == leg)
 
     def _forget_if_terminal(self) -> None:
         """``forget_terminal`` worlds: once the process ends with the transaction terminal,
@@ -257,25 +270,28 @@ class Saga:
         outcome that is not DONE stops the saga. A finished leg's chain state is written
         before the next leg starts, the last one with the step's completion (one change at
         the same instant)."""
+        self._command_id = command_id
         chain: ChainState | None = None
         for phase, terms in plan(self.tx.legs):
             if chain is not None:
                 self._update(chain=chain)
                 chain = None
-            if terms.leg in self.done_legs or (phase is _PREPARE
-                                               and terms.leg in self.approved):
+            if terms.leg in self.done_legs or (phase is _INSTRUCT and (
+                    terms.leg in self.instructed or terms.leg in self.pending)):
                 continue
-            if phase is _COMMIT and terms.mode is _MODE_1:
+            if phase is _CO_SIGN:
                 yield from self._co_signed(terms)
                 outcome = _DONE
-            elif phase is _COMMIT:
+            elif phase is _INSTRUCT:
+                outcome = yield from self._instruct(terms, command_id)
+            elif phase is _EXECUTE:
                 outcome = yield from self._execute(terms, command_id)
             else:
-                outcome = yield from self._leg(phase, terms, command_id)
+                outcome = yield from self._leg(terms, command_id)
             if outcome is not _DONE:
                 yield from self._stop(terms, outcome)
                 return
-            if phase is not _PREPARE:
+            if phase is not _INSTRUCT:
                 chain = self._leg_done(terms)
         self._step_done(**({} if chain is None else {"chain": chain}))
         yield from self._settle()
@@ -283,9 +299,8 @@ class Saga:
     def _leg_done(self, terms: LegTerms) -> ChainState | None:
         """Record the leg as done; the chain state it leaves (None: unchanged)."""
         self.done_legs.append(terms.leg)
-        self.approved.pop(terms.leg, None)
         if "burn" not in self.done_legs:
-            return None  # a Mode 3 mint before a Mode 2 burn: the source is still locked
+            return None  # a mint before a Mode 1 burn: the source is still locked
         legs = len(self.tx.legs)
         swapped = len(self.done_legs) == legs == 2
         return ChainState.MINTED if swapped else ChainState.BURNED
@@ -301,9 +316,27 @@ class Saga:
                                               fee_status=FeeStatus.COLLECTED)
 
     # one leg ----------------------------------------------------------------------------
-    def _leg(self, phase: Phase, terms: LegTerms, command_id: CommandId) -> Proc:
-        """Prepare a Mode 2 leg (instruct, await APPROVED) or run a Mode 3 leg (transfer the
-        burn's tokens first, instruct, await COMPLETED)."""
+    def _instruct(self, terms: LegTerms, command_id: CommandId) -> Proc:
+        """Send a Mode 2 leg's instruction; its creation answer is all this waits for
+        (where the issuer then holds is its own: RECEIVED, PENDING_APPROVAL or APPROVED).
+        No SLA runs yet: it counts from the execute call."""
+        gateway = self.world.issuers[terms.issuer_id]
+        profile = self.world.profile_of(terms)
+        body = self._instruction_body(terms, gateway, profile, command_id)
+        self.world.log.append("saga.instruction_sent", transactionId=self.tx_id, leg=terms.leg,
+                              issuerId=terms.issuer_id, idempotencyKey=body["idempotencyKey"])
+        snap = yield from gateway.post_instruction(terms.leg, body, terms.mode,
+                                                   profile.feedback_channel)
+        if snap.status is _REJECTED:
+            return LegOutcome.REJECTED
+        if snap.status is _FAILED:
+            return LegOutcome.FAILED
+        self.instructed[terms.leg] = snap.instruction_id
+        return _DONE
+
+    def _leg(self, terms: LegTerms, command_id: CommandId) -> Proc:
+        """Run a Mode 3 leg: transfer the burn's tokens first, instruct, await COMPLETED
+        (the SLA counts from the instruction)."""
         gateway = self.world.issuers[terms.issuer_id]
         sent = self.pending.get(terms.leg)
         if sent is not None:  # resuming after an operator fix: read the old instruction first
@@ -311,7 +344,7 @@ class Saga:
             if answer is not None:
                 return answer
         profile = self.world.profile_of(terms)
-        if phase is _SINGLE and terms.leg == "burn" \
+        if terms.leg == "burn" \
                 and not (yield from self._pre_burn_transfer(terms, gateway, profile)):
             return LegOutcome.RELOCK_REFUSED
         body = self._instruction_body(terms, gateway, profile, command_id)
@@ -321,14 +354,14 @@ class Saga:
                               deadlineMs=deadline)
         snap = yield from gateway.post_instruction(terms.leg, body, terms.mode,
                                                    profile.feedback_channel)
-        sent = self.pending[terms.leg] = _Sent(gateway, snap.instruction_id, deadline, phase)
+        sent = self.pending[terms.leg] = _Sent(gateway, snap.instruction_id, deadline, _SINGLE)
         return (yield from self._await(terms, sent, profile.feedback_channel))
 
     def _reread(self, terms: LegTerms, sent: _Sent) -> Proc:
-        """An instruction left from before a park: its answer if it has one or is still moving
-        on chain; None once it is closed at the issuer (the caller instructs anew)."""
+        """An instruction left from before a park: its answer if it completed or is still
+        moving on chain; None once it is closed at the issuer (the caller instructs anew)."""
         snap = yield from sent.gateway.get(sent.instruction_id)
-        if snap.status in (_APPROVED if sent.phase is _PREPARE else _COMPLETED):
+        if snap.status is _COMPLETED:
             return self._answered(terms, sent, snap)
         if not (yield from sent.gateway.expire(sent.instruction_id)):  # on chain: await it
             profile = self.world.profile_of(terms)
@@ -337,27 +370,35 @@ class Saga:
             self.pending[terms.leg] = again
             return (yield from self._await(terms, again, profile.feedback_channel))
         del self.pending[terms.leg]
-        self.approved.pop(terms.leg, None)  # closed: its approval no longer holds
         return None
 
     def _execute(self, terms: LegTerms, command_id: CommandId) -> Proc:
-        """Commit a Mode 2 leg: the execute call, then await COMPLETED (a new SLA wait)."""
+        """A Mode 2 leg's decision and move: the execute call (the earmark is confirmed),
+        then await COMPLETED; the approval SLA counts from the execute request. An
+        instruction closed at the issuer since (after a park) is instructed anew first."""
         sent = self.pending.get(terms.leg)
-        if sent is not None:  # parked during the commit: read the executed instruction first
+        if sent is not None:  # parked during the wait: read the executed instruction first
             answer = yield from self._reread(terms, sent)
             if answer is not None:
                 return answer
-        if terms.leg not in self.approved:  # closed at the issuer since: decide again
-            outcome = yield from self._leg(_PREPARE, terms, command_id)
+        if terms.leg not in self.instructed:
+            outcome = yield from self._instruct(terms, command_id)
             if outcome is not _DONE:
                 return outcome
         gateway = self.world.issuers[terms.issuer_id]
-        instruction_id = self.approved[terms.leg]
+        instruction_id = self.instructed.pop(terms.leg)
         assert self.tx.rtgs is RtgsState.EARMARKED, "execute only after the earmark"
+        return (yield from self._execute_instruction(terms, gateway, instruction_id))
+
+    def _execute_instruction(self, terms: LegTerms, gateway: Gateway, instruction_id: str,
+                             phase: Phase = _EXECUTE) -> Proc:
+        """POST /instructions/{id}/execute, then await COMPLETED within the SLA (of the
+        leg's captured profile; a compensation is its burn's issuer's)."""
         profile = self.world.profile_of(terms)
         deadline = self.world.now_ms + profile.approval_sla_ms
-        sent = self.pending[terms.leg] = _Sent(gateway, instruction_id, deadline, _COMMIT)
-        self.world.log.append("saga.execute_sent", transactionId=self.tx_id, leg=terms.leg,
+        leg = COMPENSATION_LEG if phase is _COMPENSATE else terms.leg
+        sent = self.pending[leg] = _Sent(gateway, instruction_id, deadline, phase)
+        self.world.log.append("saga.execute_sent", transactionId=self.tx_id, leg=leg,
                               instructionId=instruction_id, deadlineMs=deadline)
         yield from gateway.execute(instruction_id)
         return (yield from self._await(terms, sent, profile.feedback_channel))
@@ -412,26 +453,27 @@ class Saga:
         return body
 
     def _answered(self, terms: LegTerms, sent: _Sent, snap: Snapshot) -> LegOutcome:
-        del self.pending[terms.leg]
-        if sent.phase is _PREPARE:
-            self.approved[terms.leg] = snap.instruction_id
-            self.world.log.append("saga.approved", transactionId=self.tx_id, leg=terms.leg,
-                                  instructionId=snap.instruction_id)
+        if sent.phase is _COMPENSATE:
+            del self.pending[COMPENSATION_LEG]
+            self.world.log.append("saga.compensation", transactionId=self.tx_id,
+                                  reason=COMPENSATION_REASON, instructionId=snap.instruction_id,
+                                  txHash=snap.tx_hash)
             return _DONE
+        del self.pending[terms.leg]
         return self._proof(terms, snap)
 
     def _await(self, terms: LegTerms, sent: _Sent,
                channels: tuple[FeedbackChannel, ...]) -> Proc:
-        """Wait for a decisive answer, learned by prompt or poll, strictly before the deadline.
+        """Wait for COMPLETED, REJECTED or FAILED, learned by prompt or poll, strictly
+        before the deadline.
 
         The deadline is one timer for the whole wait; a status read still in progress when
-        it fires is abandoned, so the transaction parks at exactly the deadline. A REJECTED
-        after the issuer approved breaks the decision-first rule: it is taken as FAILED."""
+        it fires is abandoned, so the transaction parks at exactly the deadline. A status
+        change the spec forbids (REJECTED after APPROVED, say) never reaches this wait: the
+        gateway seam logs it as ``issuer.protocol_violation`` and reads it as FAILED."""
         world = self.world
         env, inbox, read = world.env, world.issuer_inbox, sent.gateway.read
         instruction_id, deadline_ms = sent.instruction_id, sent.deadline_ms
-        accept = _APPROVED if sent.phase is _PREPARE else _COMPLETED
-        approved = sent.phase is _COMMIT
         prompted = _WEBHOOK in channels
         poll_ms = world.config.poll_interval_ms \
             if _POLL in channels else None
@@ -462,14 +504,8 @@ class Saga:
                 assert isinstance(snap, Snapshot)
                 remaining = deadline_ms - now_ms
                 status = snap.status
-                if status in accept:
+                if status is _COMPLETED:
                     return self._answered(terms, sent, snap)
-                approved = approved or status in _APPROVED
-                if status is _REJECTED and approved:
-                    world.log.append("saga.forbidden_transition", transactionId=self.tx_id,
-                                     instructionId=instruction_id, status="REJECTED",
-                                     after="APPROVED")
-                    return LegOutcome.FAILED
                 if status is _REJECTED:
                     return LegOutcome.REJECTED
                 if status is _FAILED:
@@ -519,19 +555,18 @@ class Saga:
                     fee_status=FeeStatus.WAIVED, saga=self.tx.saga.stopped(self.world.now_ms))
 
     def _unwind(self) -> Proc:
-        """REJECTED (States rule 3): close what was approved but never executed, give the
+        """REJECTED (States rule 3): close what was instructed but never executed, give the
         source asset back, release the earmark. False when the value could not be given
         back (the transaction then parks: a person must look)."""
         tx = self.tx
-        for leg, instruction_id in list(self.approved.items()):  # expire may wait
-            yield from self.world.issuers[tx.legs[0 if leg == "burn" else -1].issuer_id] \
-                .expire(instruction_id)
-        self.approved.clear()
+        for leg, instruction_id in list(self.instructed.items()):  # expire may wait
+            yield from self.world.issuers[self._terms(leg).issuer_id].expire(instruction_id)
+        self.instructed.clear()
         burn = tx.legs[0]
-        if "mint" in self.done_legs:  # only after an operator fix re-decided the burn
-            return False
+        if "mint" in self.done_legs:  # the burn is the only one to decide after the mint
+            return False  # (a Mode 1 burn, which no issuer refuses): never reached
         if "burn" in self.done_legs:  # the source is burned: its issuer gives the value back
-            if not (yield from self._refund(burn, COMPENSATION_REASON)):
+            if not (yield from self._compensate(burn)):
                 return False
         elif self.transferred:  # Mode 3: the tokens sit with the issuer
             if not (yield from self._refund(burn, "instruction_rejected")):
@@ -543,6 +578,41 @@ class Saga:
         yield from self.world.rtgs.release(self.tx_id)
         self._update(rtgs=RtgsState.CANCELLED)
         return True
+
+    def _compensate(self, burn: LegTerms) -> Proc:
+        """The mint was rejected after the burn completed: the source issuer re-issues the
+        burned amount to the member. A Mode 3 issuer is asked through its refund endpoint
+        (reason ``mint_rejected``); a Mode 2 issuer, which need not have that endpoint, by a
+        mint instruction for the burned amount into the member's wallet, executed at once
+        and awaited until COMPLETED within the SLA. True when the value is back."""
+        if burn.mode is _MODE_3:
+            return (yield from self._refund(burn, COMPENSATION_REASON))
+        if burn.mode is not _MODE_2:  # a Mode 1 burn is co-signed after every decision
+            return False
+        tx, gateway = self.tx, self.world.issuers[burn.issuer_id]
+        profile = self.world.profile_of(burn)
+        _, wallet = self._source_wallet()
+        assert self._command_id is not None
+        key = instruction_idempotency_key(self._command_id, COMPENSATION_LEG)
+        body = {"idempotencyKey": key, "reference": instruction_reference(tx.id),
+                "sourceWalletId": wallet, "targetWalletId": wallet,
+                "amount": tx.source.amount.wire_amount(),
+                "assetCode": tx.source.amount.asset.code}
+        self.world.log.append("saga.instruction_sent", transactionId=self.tx_id,
+                              leg=COMPENSATION_LEG, issuerId=burn.issuer_id,
+                              idempotencyKey=key)
+        snap = yield from gateway.post_instruction("mint", body, _MODE_2,
+                                                   profile.feedback_channel)
+        if snap.status in (_REJECTED, _FAILED):
+            outcome = LegOutcome.REJECTED if snap.status is _REJECTED else LegOutcome.FAILED
+        else:
+            outcome = yield from self._execute_instruction(burn, gateway, snap.instruction_id,
+                                                           _COMPENSATE)
+        self.pending.pop(COMPENSATION_LEG, None)
+        if outcome is not _DONE:
+            self.world.log.append("saga.compensation_failed", transactionId=self.tx_id,
+                                  instructionId=snap.instruction_id, outcome=outcome.value)
+        return outcome is _DONE
 
     def _refund(self, terms: LegTerms, reason: str) -> Proc:
         """POST {issuer-api}/treasury/refunds: the Mode 3 refund, or (reason

@@ -291,13 +291,11 @@ def expected_cancel_allowed(tx: Transaction) -> bool:
 def open_instruction_legs(tx: Transaction, model: TxModel,
                           outcome: Outcome | None = None) -> list[LegTerms]:
     """The legs an armed outcome can still act on, the one it lands on first: issuer-
-    instructed legs without a proof yet, in the order the saga instructs them (Mode 2 legs
-    until their issuer approved, then Mode 3 legs, then approved Mode 2 legs awaiting the
-    commit). A rejection needs an issuer that has not decided yet (States rule 3: the
-    decision comes first, REJECTED never follows APPROVED)."""
-    m2 = [leg for leg in tx.legs if leg.mode.number == 2 and leg.leg not in model.proofs]
-    m3 = [leg for leg in tx.legs if leg.mode.number == 3 and leg.leg not in model.proofs]
-    undecided = [leg for leg in m2 if not model.decided.get(leg.leg)]
+    instructed legs (Mode 2 and 3) without a proof yet, in the order their issuers decide
+    (burn first: sim/saga.py ``plan``). A rejection needs an issuer that has not decided yet
+    (REJECTED never follows APPROVED)."""
+    open_legs = [leg for leg in tx.legs
+                 if leg.mode.number in (2, 3) and leg.leg not in model.proofs]
     if outcome is Outcome.REJECTED:
-        return undecided + [leg for leg in m3 if not model.decided.get(leg.leg)]
-    return undecided + m3 + [leg for leg in m2 if model.decided.get(leg.leg)]
+        return [leg for leg in open_legs if not model.decided.get(leg.leg)]
+    return open_legs

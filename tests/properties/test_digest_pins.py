@@ -11,11 +11,12 @@ silence, a cancel), the analysts' mixed workload (swaps, drawn rejections, failu
 silences, a webhook subscription with a receiver outage) in memory and streamed to a sink,
 and the whole scenario library (its combined digest).
 
-The values are those of main after issue 13 (isolation and fidelity: two-phase Mode 2 legs,
-webhooks scoped to the parties), which changed behaviour on purpose; the engine changes of
-issue 18 left each of them as it was. The library's combined digest changes when a scenario
-is added (issue 14's forged cursors, issue 16's exported journal walkthrough); every older
-scenario's own digest stayed as it was.
+The values are those of main after issue 26 (verdicts: a Mode 2 issuer holds at
+PENDING_APPROVAL and the saga sends execute once the instruction is created, whatever status
+the issuer stands at; swaps move the burn first and compensate a burned source whose mint is
+then rejected), which changed behaviour on purpose, as issue 13 had before it. The library's
+combined digest also changes when a scenario is added (issue 14's forged cursors, issue 16's
+exported journal walkthrough).
 """
 
 from __future__ import annotations
@@ -38,15 +39,15 @@ from .test_determinism import _mixed_workload_digest
 ROOT = Path(__file__).resolve().parents[2]
 
 BENCH = {
-    0: "5bacf3411056f500c0a441f176cd4915bb29c78fab85a6bd5d1b37da31810759",
-    7: "20df413cb4f5fc12920ac848b55392e91b18a1686c24d77d0bdb725da13aa0b0",
+    0: "fe29c0498e5eff1d995374ab31814f2e08d7677153d018edec78fce64ea6d9fe",
+    7: "282d46cdbcbc0b1ad387f2561c67967572006a84ce3eb492bf54b530d48c09ec",
 }
 SCRIPT = {
-    0: "5b0ed304ff1713158ba599c05e4974201c96ae8d2fcbba42a23b09cd7ffeddc7",
-    20260101: "47b1056364dff54f34b90e2f027c47d99f7b51cc77b9fc05c8a3eefc96b403a3",
+    0: "852eb85751b82f653fddb782a363b472673db024979966896e25f792428957b2",
+    20260101: "76cee49002eb11663720efb483b2af6601abda85f353a595c1f2e31dc4999430",
 }
-MIXED_WORKLOAD = "ca7a476f616070013b7174d623842707151fa09c1acaf0be872b9c5e63d02f83"
-SCENARIO_LIBRARY = "a3d378ca37fe33376ed03ce428afaf583069d011983fd74cb3b6580fb2115c67"
+MIXED_WORKLOAD = "7705f02b5515c8509b784864feed2211da890c09ab17dc01d4ce6e08e7f1c75b"
+SCENARIO_LIBRARY = "66398ea641b4c772756ade7ee185ecc212f8a5cf30f0252de2048f9acd248243"
 
 
 @pytest.mark.parametrize("seed", sorted(BENCH))

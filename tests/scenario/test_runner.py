@@ -8,7 +8,7 @@ from clearing_sim.scenario.runner import run_scenario
 from tests.scenario.kit import BASE, load, with_steps
 
 SLA_MS = 600_000
-AT_SENT = "{fact: {transaction: '${tx}', record: saga.instruction_sent}"
+AT_SENT = "{fact: {transaction: '${tx}', record: saga.execute_sent}"  # Mode 2: the SLA's start
 
 
 def _run(steps: str, head: str = BASE) -> ScenarioResult:

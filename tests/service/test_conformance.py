@@ -11,6 +11,7 @@ import pytest
 from clearing_sim.domain.money import Money
 from clearing_sim.sim.world import World
 from tests.service.conftest import Service
+from tests.sim.simkit import step_until_deadline
 
 RUN = "/api/v1/conformance/run"
 SLA_MS = 900_000  # the example cast's approvalSlaSeconds
@@ -103,9 +104,7 @@ def test_silence_in_flight_at_sla_minus_1ms_parked_exactly_at_sla(svc: Service,
     tx_id = _initiate(svc, make(svc))
     assert _arm(svc, svc.member.admin, tx_id, "silence").status == 200
     world: World = svc.world
-    while not world.log.select("saga.instruction_sent", transactionId=tx_id):
-        world.env.step()
-    sent_ms = world.log.select("saga.instruction_sent", transactionId=tx_id)[0].at_ms
+    sent_ms = step_until_deadline(world, tx_id).at_ms  # Mode 2: execute; Mode 3: instruction
     world.run_until(sent_ms + SLA_MS - 1)
     tx = _get(svc, tx_id)
     assert (tx["lifecycleStatus"], tx["parked"], tx["terminal"]) == ("in-flight", False, False)

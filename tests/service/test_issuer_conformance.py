@@ -16,6 +16,7 @@ from clearing_sim.sim.examples import issuer_profile
 from clearing_sim.sim.issuer import IssuerBehaviour
 from clearing_sim.sim.world import World
 from tests.service.conftest import Caller, Service, make_service
+from tests.sim.simkit import step_until_deadline
 
 
 def _run_path(issuer_id: str) -> str:
@@ -160,7 +161,8 @@ def test_a_wrongly_signed_delivery_fails_callback_signatures(svc: Service) -> No
 # timing --------------------------------------------------------------------------------------
 def test_silence_parks_exactly_at_the_issuers_sla_not_before(svc: Service) -> None:
     """Silence beyond approvalSlaSeconds parks the transaction: still running (in-flight) at
-    SLA − 1 ms after the instruction was sent, parked and judged at exactly the SLA."""
+    SLA − 1 ms after the request the SLA counts from (Mode 2: the execute call, sent once
+    the instruction is created), parked and judged at exactly the SLA."""
     issuer = svc.issuers[2]
     world: World = svc.world
     world.save_profile(issuer.participant.id, issuer_profile(2, approval_sla_s=60))
@@ -170,9 +172,8 @@ def test_silence_parks_exactly_at_the_issuers_sla_not_before(svc: Service) -> No
     while _scenario(_results(svc, issuer), "silence_parks")["transactionId"] is None:
         world.env.step()
     tx_id = _scenario(_results(svc, issuer), "silence_parks")["transactionId"]
-    while not world.log.select("saga.instruction_sent", transactionId=tx_id):
-        world.env.step()
-    sent_ms = world.log.select("saga.instruction_sent", transactionId=tx_id)[0].at_ms
+    sent_ms = step_until_deadline(world, tx_id).at_ms
+    [instructed] = world.log.select("saga.instruction_sent", transactionId=tx_id)
     world.run_until(sent_ms + 60_000 - 1)
     assert _scenario(_results(svc, issuer), "silence_parks")["status"] == "running"
     tx = svc.call("GET", f"/api/v1/transactions/{tx_id}", issuer.key).json()["data"]
@@ -183,7 +184,8 @@ def test_silence_parks_exactly_at_the_issuers_sla_not_before(svc: Service) -> No
     assert scenario["concludedAt"] == world.iso(sent_ms + 60_000)
     detail = scenario["detail"]
     assert detail["approvalSlaSeconds"] == 60
-    assert detail["instructionSentAt"] == world.iso(sent_ms)
+    assert detail["instructionSentAt"] == world.iso(instructed.at_ms)
+    assert detail["slaCountsFrom"] == f"saga.execute_sent at {world.iso(sent_ms)}"
     assert detail["expectedParkAt"] == detail["concludedAt"] == world.iso(sent_ms + 60_000)
     assert detail["stateAtSlaMinus1ms"] == "in-flight"
     assert (detail["lifecycleStatus"], detail["parked"], detail["reason"]) == (

@@ -22,7 +22,7 @@ from clearing_sim.sim.rtgs import OPERATOR_FEE_ACCOUNT
 from clearing_sim.sim.world import World
 
 __all__ = ["INTAKE_MS", "call", "holdings", "instruction_ids", "log_without", "state_events",
-           "step_until", "steps", "watch_invariants"]
+           "step_until", "step_until_deadline", "steps", "watch_invariants"]
 
 INTAKE_MS = 200
 
@@ -30,14 +30,30 @@ INTAKE_MS = 200
 def step_until(world: World, kind: str, /, **match: JsonValue) -> Record:
     """Run the world one SimPy event at a time until a ``kind`` record matching ``match``
     exists; return the first such record. The clock stops at that record's instant."""
+    return _step_until_record(
+        world, lambda r: r.kind == kind and all(r.get(k) == v for k, v in match.items()),
+        f"a {kind} record matching {match}")
+
+
+def step_until_deadline(world: World, transaction_id: str) -> Record:
+    """Run the world until the saga sends the transaction's first request an approval SLA
+    counts from (a ``saga.execute_sent``, or a ``saga.instruction_sent`` with a deadline:
+    Mode 3); return its record."""
+    return _step_until_record(
+        world, lambda r: r.kind in ("saga.execute_sent", "saga.instruction_sent")
+        and r.get("transactionId") == transaction_id and r.get("deadlineMs") is not None,
+        f"{transaction_id}'s first deadline")
+
+
+def _step_until_record(world: World, wanted: Callable[[Record], bool], what: str) -> Record:
     seen = 0
     while True:
         for record in itertools.islice(world.log, seen, None):
-            if record.kind == kind and all(record.get(k) == v for k, v in match.items()):
+            if wanted(record):
                 return record
         seen = len(world.log)
         if world.env.peek() == math.inf:
-            raise AssertionError(f"the world ran dry before a {kind} record matching {match}")
+            raise AssertionError(f"the world ran dry before {what}")
         world.env.step()
 
 

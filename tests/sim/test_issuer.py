@@ -24,7 +24,12 @@ from clearing_sim.domain.money import Money
 from clearing_sim.domain.profile import FeedbackChannel, Ledger, SettlementMode
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.sim.examples import Cast, example_world, redeem, swap
-from clearing_sim.sim.issuer import IdempotencyConflict, IssuerGateway, webhook_body
+from clearing_sim.sim.issuer import (
+    IdempotencyConflict,
+    IssuerBehaviour,
+    IssuerGateway,
+    webhook_body,
+)
 from tests.sim.simkit import call, instruction_ids, log_without, step_until
 
 REFERENCE = uuid.UUID(int=0x5EED).hex  # the issuer only needs a transaction reference
@@ -121,16 +126,27 @@ def test_saga_keys_instructions_by_command_and_leg_and_references_the_transactio
 
 
 # Mode 2 two-phase -------------------------------------------------------------------------
-def test_mode_2_instruction_decides_then_holds_until_execute(cast: Cast) -> None:
-    """In Mode 2 the issuer does not execute until the execute call arrives, however long
-    that takes: it decides (APPROVED) and holds there (docs/semantics.md, two-phase)."""
+_HELD = {"RECEIVED": ["RECEIVED"], "PENDING_APPROVAL": ["RECEIVED", "PENDING_APPROVAL"],
+         "APPROVED": ["RECEIVED", "PENDING_APPROVAL", "APPROVED"]}
+
+
+@pytest.mark.parametrize("hold_at", [None, *_HELD])
+def test_mode_2_instruction_holds_until_execute(hold_at: str | None) -> None:
+    """Spec: "In Mode 2 the issuer stops at RECEIVED or PENDING_APPROVAL and does not execute
+    until the execute call arrives", however long that takes. By default it holds at
+    PENDING_APPROVAL and decides (APPROVED) only after execute; ``hold_at`` APPROVED votes
+    first, RECEIVED does not even acknowledge (docs/semantics.md)."""
+    behaviour = IssuerBehaviour() if hold_at is None \
+        else IssuerBehaviour(hold_at=InstructionStatus(hold_at))
+    cast = example_world(0, behaviours={2: behaviour})
     world, gateway = cast.world, _gateway(cast, 2)
     body = _burn_body(cast)
     _lock_for(cast, body)
     ins = call(world, gateway.post_instruction("burn", body, SettlementMode.MODE_2, POLL))
     world.advance(10 * 3600 * 1000)
-    assert gateway.instructions[ins.instruction_id].status is InstructionStatus.APPROVED
-    assert _statuses(cast, ins.instruction_id) == ["RECEIVED", "PENDING_APPROVAL", "APPROVED"]
+    held = _HELD[hold_at or "PENDING_APPROVAL"]
+    assert _statuses(cast, ins.instruction_id) == held
+    assert gateway.instructions[ins.instruction_id].status is InstructionStatus(held[-1])
     assert not world.log.select("ledger.burn")
     call(world, gateway.execute(ins.instruction_id))
     world.run_all()
@@ -142,6 +158,33 @@ def test_mode_2_instruction_decides_then_holds_until_execute(cast: Cast) -> None
     assert burn["account"] == body["sourceWalletId"] and burn["amount"] == "5.00"
     assert world.ledgers[Ledger.EVM].balance(body["sourceWalletId"], cast.asset(2)).amount \
         == Decimal("9995.00")
+
+
+def test_a_hold_point_outside_the_spec_is_refused() -> None:
+    """A simulated issuer holds at RECEIVED, PENDING_APPROVAL or APPROVED; any later status
+    would have moved the asset before execute."""
+    for status in ("EXECUTING", "COMPLETED", "REJECTED", "FAILED"):
+        with pytest.raises(ValueError):
+            IssuerBehaviour(hold_at=InstructionStatus(status))
+
+
+@pytest.mark.parametrize("hold_at", [*_HELD])
+@pytest.mark.parametrize(("source", "target"), [(2, None), (2, 3), (3, 2), (1, 2), (2, 1)])
+def test_mode_2_redeems_and_swaps_settle_whatever_the_hold_point(
+        hold_at: str, source: int, target: int | None) -> None:
+    """One saga for every issuer: execute goes out once the instruction is created, wherever
+    the issuer holds, and every Mode 2 leg settles."""
+    behaviour = IssuerBehaviour(hold_at=InstructionStatus(hold_at))
+    cast = example_world(0, behaviours={2: behaviour})
+    world = cast.world
+    request = redeem(cast.asset(source)) if target is None \
+        else swap(cast.asset(source), cast.asset(target))
+    tx = world.initiate(cast.member.id, request)
+    world.run_all()
+    assert world.transactions[tx.id].lifecycle_status.value == "settled"
+    for instruction_id in instruction_ids(world, tx.id):
+        statuses = _statuses(cast, instruction_id)
+        assert statuses[-1] == "COMPLETED"
 
 
 def test_mode_3_instruction_runs_without_execute(cast: Cast) -> None:

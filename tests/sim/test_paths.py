@@ -68,13 +68,11 @@ class Path:
 
     @property
     def armed_leg(self) -> str | None:
-        """The leg an armed outcome lands on: the first leg the saga instructs, Mode 2 legs
-        (prepared: instructed and approved) before Mode 3 legs (sim/saga.py ``plan``)."""
+        """The leg an armed outcome lands on: the first leg whose issuer decides, burn first;
+        a Mode 1 burn is co-signed after every decision (sim/saga.py ``plan``)."""
         if self.armed is None:
             return None
-        if self.dst is None or self.src == 2:
-            return "burn"
-        return "burn" if self.src == 3 and self.dst != 2 else "mint"
+        return "mint" if self.src == 1 else "burn"
 
     @property
     def refunded(self) -> bool:
@@ -130,7 +128,7 @@ def expected(path: Path) -> dict[str, Any]:
         events = ["received", "in_flight", "parked", "in_flight", "settled"]
     if end == "parked" and path.refunded:
         chain = "ReturnedToSender"  # the Mode 3 refund after parking returned the tokens
-    elif end == "parked":  # the mint's issuer decides before anything irrevocable: Locked
+    elif end == "parked":  # a mint's issuer decides before the Mode 1 burn: Locked
         chain = "Locked" if path.armed_leg == "mint" else CHAIN_WHILE_PARKED_ON_BURN[path.src]
     else:  # a cancel shows the spec's values whatever step it interrupted
         chain = {"settled": "Minted" if path.dst else "Burned"}.get(end, "ReturnedToSender")
@@ -272,11 +270,13 @@ def _fixed(world: Any, tx: Transaction, path: Path) -> None:
 
 
 def _parked(world: Any, tx: Transaction, path: Path) -> None:
-    """FAILED and silence park with nothing undone; silence parks at the instruction's
-    deadline; a Mode 3 burn leg asks the issuer for a refund after parking on silence."""
+    """FAILED and silence park with nothing undone; silence parks at the deadline of the
+    request the SLA counts from (Mode 2: the execute call; Mode 3: the instruction); a Mode 3
+    burn leg asks the issuer for a refund after parking on silence."""
     [parked] = world.log.select("transaction.state", transactionId=tx.id,
                                 event="transaction.parked")
-    sent = world.log.select("saga.instruction_sent", transactionId=tx.id, leg=path.armed_leg)[0]
+    kind = "saga.execute_sent" if path.armed_mode == 2 else "saga.instruction_sent"
+    sent = world.log.select(kind, transactionId=tx.id, leg=path.armed_leg)[0]
     refunds = world.log.select("issuer.refund", transactionId=tx.id)
     if path.outcome == "silence":
         assert parked.at_ms == sent["deadlineMs"] == sent.at_ms + 900_000
@@ -293,7 +293,8 @@ def _parked(world: Any, tx: Transaction, path: Path) -> None:
 def _unwound(world: Any, tx: Transaction, path: Path) -> None:
     """REJECTED: automatic unwind. A lock is returned; a Mode 3 burn's transferred tokens
     come back through the refund endpoint (they already sit in the issuer's treasury); an
-    approved instruction never executed is closed at its issuer; the earmark is released."""
+    instruction never executed is closed at its issuer; the earmark is released. Only the
+    rejecting leg was executed (a Mode 2 issuer decides after its execute)."""
     refunds = world.log.select("issuer.refund", transactionId=tx.id)
     returns = world.log.select("ledger.return", transactionId=tx.id)
     if path.armed_leg == "burn" and path.src == 3:
@@ -305,9 +306,14 @@ def _unwound(world: Any, tx: Transaction, path: Path) -> None:
     assert len(world.log.select("rtgs.release", transactionId=tx.id)) == 1
     assert not world.log.select("ledger.burn", transactionId=tx.id)
     assert not world.log.select("ledger.mint", transactionId=tx.id)
-    for approved in world.log.select("saga.approved", transactionId=tx.id):
-        assert world.log.select("issuer.expired", instructionId=approved["instructionId"])
-    assert not world.log.select("saga.execute_sent", transactionId=tx.id)
+    rejected = {r["instructionId"] for r in world.log.select(
+        "issuer.instruction", transactionId=tx.id, status="REJECTED")}
+    assert len(rejected) == 1
+    for instruction_id in instruction_ids(world, tx.id):
+        if instruction_id not in rejected:
+            assert world.log.select("issuer.expired", instructionId=instruction_id)
+    executed = [r["leg"] for r in world.log.select("saga.execute_sent", transactionId=tx.id)]
+    assert executed == ([path.armed_leg] if path.armed_mode == 2 else [])
 
 
 def _cancelled(world: Any, tx: Transaction, path: Path) -> None:
@@ -558,3 +564,77 @@ def test_resolve_requires_a_parked_transaction(cast: Cast) -> None:
     world.run_all()
     with pytest.raises(NotAllowed):
         world.resolve(tx.id)  # failed but resolved (parked false): nothing to fix
+
+
+# compensation -----------------------------------------------------------------------------
+def _mint_rejected_after_the_burn(cast: Cast, source: int, target: int) -> Transaction:
+    """A swap whose mint is rejected once the burn has completed: armed when the mint's
+    decisive request goes out (Mode 2: its execute; Mode 3: its instruction)."""
+    world = cast.world
+    tx = world.initiate(cast.member.id, swap(cast.asset(source), cast.asset(target)))
+    kind = "saga.execute_sent" if target == 2 else "saga.instruction_sent"
+    step_until(world, kind, transactionId=tx.id, leg="mint")
+    world.arm(tx.id, Outcome.REJECTED)
+    return tx
+
+
+@pytest.mark.parametrize(("source", "target"), [(2, 3), (3, 2)])
+def test_a_mint_rejected_after_the_burn_is_compensated_by_the_source_issuer(
+        source: int, target: int) -> None:
+    """States rule 3 and the REJECTED row: the unwind gives the sender's value back even when
+    the burn already happened: the source issuer re-issues the burned amount (a Mode 3 one
+    through its refund endpoint, reason mint_rejected; a Mode 2 one, which need not have
+    that endpoint, by a mint instruction executed at once). Failed, parked false, every
+    balance as it was."""
+    cast = example_world(0)
+    world = cast.world
+    before = holdings(cast)
+    final_check = watch_invariants(world)
+    tx = _mint_rejected_after_the_burn(cast, source, target)
+    world.run_all()
+    tx = world.transactions[tx.id]
+    assert (tx.lifecycle_status.value, tx.parked, tx.reason_code) == (
+        "failed", False, "issuer_rejected")
+    assert (tx.chain.value, tx.rtgs.value) == ("ReturnedToSender", "Cancelled")
+    assert state_events(world, tx.id) == ["received", "in_flight", "failed"]
+    assert holdings(cast) == before
+    final_check()
+    [burn] = world.log.select("ledger.burn", transactionId=tx.id)
+    [compensation] = world.log.select("saga.compensation", transactionId=tx.id)
+    assert compensation["reason"] == "mint_rejected" and compensation.seq > burn.seq
+    by_instruction = world.log.select("saga.instruction_sent", transactionId=tx.id,
+                                      leg="compensation")
+    if source == 2:
+        [sent] = by_instruction
+        assert sent["issuerId"] == cast.issuers[2].id
+        assert sent["idempotencyKey"] == instruction_idempotency_key(tx.command_id,
+                                                                     "compensation")
+        [execute] = world.log.select("saga.execute_sent", transactionId=tx.id,
+                                     leg="compensation")
+        [mint] = world.log.select("ledger.mint", transactionId=tx.id,
+                                  asset=cast.asset(2).code)
+        assert compensation["txHash"] == mint["txHash"] and execute.seq < mint.seq
+    else:
+        assert not by_instruction
+        [refund] = world.log.select("issuer.refund", transactionId=tx.id)
+        assert (refund["reason"], refund["status"]) == ("mint_rejected", "refunded")
+
+
+def test_a_compensation_that_does_not_complete_parks_unwind_failed() -> None:
+    """Where the source issuer does not give the burned value back (its compensating mint
+    FAILED), the value is not where it should be: failed, parked true, ``unwind_failed``,
+    the earmark kept, for a person to settle (docs/semantics.md)."""
+    cast = example_world(0)
+    world = cast.world
+    tx = _mint_rejected_after_the_burn(cast, 2, 3)
+    step_until(world, "saga.instruction_sent", transactionId=tx.id, leg="compensation")
+    world.issuers[cast.issuers[2].id].arm(tx.id, Outcome.FAILED)
+    world.run_all()
+    tx = world.transactions[tx.id]
+    assert (tx.lifecycle_status.value, tx.parked, tx.terminal, tx.reason_code) == (
+        "failed", True, True, "unwind_failed")
+    assert state_events(world, tx.id) == ["received", "in_flight", "parked"]
+    assert not world.log.select("saga.compensation", transactionId=tx.id)
+    [failed] = world.log.select("saga.compensation_failed", transactionId=tx.id)
+    assert failed["outcome"] == "failed"
+    assert not world.log.select("rtgs.release", transactionId=tx.id)

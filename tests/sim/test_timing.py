@@ -17,20 +17,22 @@ from clearing_sim.domain.profile import Ledger
 from clearing_sim.sim.examples import Cast, example_world, redeem, swap
 from clearing_sim.sim.issuer import IssuerBehaviour
 from clearing_sim.sim.world import WorldConfig
-from tests.sim.simkit import INTAKE_MS, instruction_ids, step_until
+from tests.sim.simkit import INTAKE_MS, instruction_ids, step_until, step_until_deadline
 
 WEBHOOK, POLL = ("SIGNED_WEBHOOK",), ("POLLABLE_RESOURCE",)
 BOTH = ("SIGNED_WEBHOOK", "POLLABLE_RESOURCE")
 
 
 def _silenced(cast: Cast, source: int, target: int | None = None) -> tuple[str, int]:
-    """Initiate, arm silence, run to the instruction; return the id and its deadline."""
+    """Initiate, arm silence, run to the request the SLA counts from (docs/semantics.md:
+    a Mode 2 leg's execute call, a Mode 3 leg's instruction); return the id and its
+    deadline."""
     world = cast.world
     request = redeem(cast.asset(source)) if target is None \
         else swap(cast.asset(source), cast.asset(target))
     tx = world.initiate(cast.member.id, request)
     world.arm(tx.id, Outcome.SILENCE)
-    sent = step_until(world, "saga.instruction_sent", transactionId=tx.id)
+    sent = step_until_deadline(world, tx.id)
     return tx.id, int(str(sent["deadlineMs"]))
 
 
@@ -58,10 +60,13 @@ def _assert_silence_parks_exactly_at_deadline(cast: Cast, tx_id: str, deadline: 
 def test_silence_is_in_flight_at_sla_minus_1ms_and_parked_at_sla(
         mode: int, feedback: tuple[str, ...], sla_s: int) -> None:
     """Silence: still in-flight at deadline − 1 ms, parked (failed, parked, terminal, event
-    transaction.parked) at exactly ``saga.instruction_sent`` + approvalSlaSeconds × 1000."""
+    transaction.parked) at exactly the SLA after the request it counts from: Mode 2's
+    ``saga.execute_sent`` (the issuer holds until execute), Mode 3's
+    ``saga.instruction_sent``, + approvalSlaSeconds × 1000."""
     cast = example_world(0, approval_sla_s=sla_s, feedback={mode: feedback})
     tx_id, deadline = _silenced(cast, mode)
-    [sent] = cast.world.log.select("saga.instruction_sent", transactionId=tx_id)
+    kind = "saga.execute_sent" if mode == 2 else "saga.instruction_sent"
+    [sent] = cast.world.log.select(kind, transactionId=tx_id)
     assert deadline == sent.at_ms + sla_s * 1000
     _assert_silence_parks_exactly_at_deadline(cast, tx_id, deadline)
 
@@ -180,8 +185,10 @@ MODE_2_LEGS = [(2, None), (2, 3), (2, 1), (3, 2), (1, 2)]
 def test_mode_2_execute_is_sent_only_after_the_earmark(seed: int, source: int,
                                                        target: int | None) -> None:
     """Issuer-side contract: execute is the irrevocable signal, sent only after the RTGS
-    earmark is confirmed and after the issuer approved (two-phase: the decision comes
-    before the signal); nothing moves on chain before it."""
+    earmark is confirmed; the (default) issuer holds at PENDING_APPROVAL until it arrives
+    and decides only then (spec: "In Mode 2 the issuer stops at RECEIVED or
+    PENDING_APPROVAL and does not execute until the execute call arrives"); nothing moves
+    on chain before it."""
     cast = example_world(seed)
     world = cast.world
     request = redeem(cast.asset(source)) if target is None \
@@ -199,5 +206,5 @@ def test_mode_2_execute_is_sent_only_after_the_earmark(seed: int, source: int,
                                   status="APPROVED")
     [executing] = world.log.select("issuer.instruction", instructionId=ids[0],
                                    status="EXECUTING")
-    assert earmark.seq < execute.seq and approved.seq < execute.seq < executing.seq
+    assert earmark.seq < execute.seq < approved.seq < executing.seq
     assert earmark.at_ms <= execute.at_ms

@@ -188,7 +188,7 @@ def test_in_flight_transaction_keeps_its_captured_approval_sla(cast: Cast) -> No
     world.arm(second.id, Outcome.SILENCE)
     world.run_all()
     for tx_id, sla_ms in ((first.id, 900_000), (second.id, 60_000)):
-        [sent] = world.log.select("saga.instruction_sent", transactionId=tx_id)
+        [sent] = world.log.select("saga.execute_sent", transactionId=tx_id)  # Mode 2
         [parked] = world.log.select("transaction.state", transactionId=tx_id,
                                     event="transaction.parked")
         assert parked.at_ms == sent["deadlineMs"] == sent.at_ms + sla_ms
