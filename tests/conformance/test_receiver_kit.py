@@ -63,6 +63,7 @@ def test_the_reference_receiver_passes_every_check_with_its_probe(
     assert [c.id for c in report.checks] == list(CHECKS)
     assert _verdicts(report) == dict.fromkeys(CHECKS, Verdict.PASS), report.checks
     assert exit_code(report) == 0
+    assert not any(n.startswith("advice: ") for n in report.notes)  # it fetches, then answers
     _stripe_agrees(report)
 
 
