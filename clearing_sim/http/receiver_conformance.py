@@ -10,7 +10,9 @@ member in this world, moves this world's clock (about a minute of virtual time) 
 200 with the report (``clearing_sim.conformance.report.to_json``: each check's verdict and
 evidence). A receiver that does not answer at all is 400 ``receiver_unreachable`` on
 ``url``; a key the world cannot stage with is 409 (``kit_api_key_unknown``,
-``kit_not_a_member``, ``kit_nothing_to_redeem``). The route does not hold the world lock
+``kit_not_a_member``, ``kit_nothing_to_redeem``). During the battery the shim answers the
+receiver's next fetch of one staged transaction with 503 once, in the API's place (the
+world never sees that request). The route does not hold the world lock
 (the clock takes it), so the receiver's fetches are served while the battery waits for its
 answers.
 """

@@ -6,6 +6,8 @@ which follows guarantee 3's words ("before changing its own state"), passes ever
 from __future__ import annotations
 
 import asyncio
+import re
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +108,24 @@ def test_without_a_probe_the_defects_fail_on_their_fetches(
 def test_without_a_probe_the_ack_first_receiver_passes(serve_receiver: Serve) -> None:
     report = _run(serve_receiver, "ack-first", probe=False, within_s=PROCESS_WITHIN_S)
     assert report.passed, [(c.id, c.reason) for c in report.checks]
+
+
+def _section(title: str) -> str:
+    text = (Path(__file__).parents[2] / "docs" / "conformance.md").read_text(encoding="utf-8")
+    start = text.index(f"### {title}")
+    return text[start:text.index("\n### ", start + 1)]
+
+
+def test_the_docs_list_every_check_and_every_defect_as_the_code_does() -> None:
+    """docs/conformance.md's check table names ``CHECKS`` in order, and its defect table
+    each ``DEFECTS`` row with the check that catches it first."""
+    rows = [line for line in _section("What the kit does").splitlines()
+            if line.startswith("| `")]
+    named = [n for row in rows for n in re.findall(r"`([a-z0-9-]+)`", row.split(" | ")[0])]
+    assert named == list(CHECKS)
+    defects = {}
+    for line in _section("The reference receivers").splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| `") and len(cells) == 4:
+            defects[cells[0].strip("| `")] = re.findall(r"`([a-z-]+)`", cells[3])[0]
+    assert defects == {d.value: info.caught_by for d, info in DEFECTS.items()}
