@@ -76,6 +76,7 @@ from clearing_sim.conformance.receiver_stage import Stage
 from clearing_sim.conformance.report import Check, Report, Verdict
 from clearing_sim.domain.delivery import WebhookEvent
 from clearing_sim.domain.instruction import Outcome
+from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.domain.lifecycle import EventType
 
 __all__ = ["CHECKS", "DELIVERY_TIMEOUT_S", "PROCESS_WITHIN_S", "REFERENCES", "KitOptions",
@@ -118,7 +119,7 @@ async def _valid_delivery(battery: Battery, event: WebhookEvent) -> Check:
 
 
 def _round_trip(body: bytes) -> str:
-    again = json.dumps(json.loads(body), separators=(",", ":")).encode()
+    again = json.dumps(parse_untrusted(body), separators=(",", ":")).encode()
     at = next((i for i, (a, b) in enumerate(zip(body, again, strict=False)) if a != b),
               min(len(body), len(again)))
     return (f"json.dumps(json.loads(body)) gives other bytes from byte {at}: "
