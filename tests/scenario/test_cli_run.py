@@ -95,7 +95,11 @@ def test_json_holds_every_result_and_the_counts(write: Write) -> None:
     failed = next(s for s in doc["scenarios"] if not s["passed"])
     assert failed["replay"] == f"clearing-sim run {wrong} --seed 1"
     bad = [r for r in failed["results"] if not r["passed"]]
-    assert bad and bad[0]["expected"] == 'lifecycleStatus "cancelled"'
+    assert bad and bad[0]["expected"] == {"status": {"equals": 200},
+                                          "fields": {"lifecycleStatus": {"equals": "cancelled"}}}
+    assert bad[0]["actual"] == {"status": 200, "fields": {"lifecycleStatus": "settled"}}
+    assert bad[0]["message"].endswith(
+        'expected lifecycleStatus "cancelled", got lifecycleStatus="settled"')
 
 
 def test_junit_has_a_testcase_per_expectation(write: Write, tmp_path: Path) -> None:
