@@ -31,6 +31,7 @@ from clearing_sim.scenario.expectations import (
     Events,
     Expectation,
     LogCount,
+    Matcher,
     ReceiverView,
     ResourceState,
     ResponseError,
@@ -46,11 +47,13 @@ from clearing_sim.scenario.results import CheckResult, ScenarioResult
 from clearing_sim.scenario.runner import run_scenario
 from clearing_sim.scenario.schema import SCHEMA
 from clearing_sim.sim.ledger import ChainLedger
+from tests.scenario.kit import load, with_steps
 from tests.scenario.mutations import (
     failing_matchers,
     not_subsequences,
     other_amounts,
     reorderings,
+    rescaled,
     unlike,
 )
 
@@ -261,3 +264,47 @@ def test_conservation_fails_on_a_ledger_that_credits_more_than_it_moved(extra: D
     failed = {f.field: f for f in result.failures}
     assert conservation.site.field in failed
     assert failed[conservation.site.field].actual_value["conserved"] is False
+
+
+# balances are numbers, field matchers JSON values (docs/scenarios.md, "Matchers") ---------
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_a_balance_written_at_another_scale_holds(data: st.DataObject) -> None:
+    """A balance is an amount compared as a decimal: ``"900"``, ``"900.0"`` and ``"900.000"``
+    all hold for 900.00."""
+    target = data.draw(st.sampled_from(_of_kind(Balance)))
+    written = data.draw(rescaled(_actual(target)))
+    scenario, _ = _subject()
+    result = run_scenario(_with(scenario, target, evolve(target, amount=Decimal(written))))
+    assert result.passed, [f.render(result.path) for f in result.failures]
+
+
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_a_body_amount_written_at_another_scale_fails(data: st.DataObject) -> None:
+    """A field matcher compares JSON values: the wire amount ``"100.00"`` is not ``"100.0"``
+    nor ``"100"``, though the order checks (``ge``, ``le``) take them as equal decimals."""
+    (target,) = [e for e in _of_kind(ResponseField) if e.path == "data.debitAmount"]
+    written = data.draw(rescaled(_actual(target)[target.path]))
+    scenario, _ = _subject()
+    failure = _fails_there(_with(scenario, target, evolve(target, matcher=Matcher.of(written))),
+                           target)
+    assert failure.expected_value == {"data.debitAmount": {"equals": written}}
+    assert failure.actual_value == {"data.debitAmount": "100.00"}
+    bounds = Matcher((("ge", written), ("le", written)))
+    assert run_scenario(_with(scenario, target, evolve(target, matcher=bounds))).passed
+
+
+def test_the_issue_examples_a_zero_balance_is_0_and_a_body_amount_keeps_its_scale() -> None:
+    """The issue's own examples, as a file says them: ``rtgs: "0"`` holds for 0.00, and
+    ``data.debitAmount: "100.0"`` does not hold for ``"100.00"``."""
+    result = run_scenario(load(with_steps(
+        "  - call: {as: northbank, method: GET, path: '/api/v1/transactions/${tx}'}\n"
+        "    expect:\n      body: {data.debitAmount: '100.0'}\n"
+        "      balances: {northbank: {rtgs: '0', GBPE: '1000'}}\n")))
+    assert [(r.field, r.passed) for r in result.results[1:]] == [
+        ("steps[1].expect.body.data.debitAmount", False),
+        ("steps[1].expect.balances.northbank.rtgs", True),
+        ("steps[1].expect.balances.northbank.GBPE", True)]
+    assert result.failures[0].render("s.yaml") == (
+        's.yaml:36:32: steps[1].expect.body.data.debitAmount: expected "100.0", got "100.00"')
