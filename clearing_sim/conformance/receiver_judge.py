@@ -17,7 +17,7 @@ import json
 import time
 
 from clearing_sim.conformance.receiver_battery import Battery, NewEvent, Pending
-from clearing_sim.conformance.receiver_evidence import Change, fetches_between, folded
+from clearing_sim.conformance.receiver_evidence import Change, Observer, fetches_between, folded
 from clearing_sim.conformance.receiver_rules import check, pass_if
 from clearing_sim.conformance.report import Check, Exchange, Verdict
 from clearing_sim.webhooks import TransactionView
@@ -65,14 +65,8 @@ def _pending(battery: Battery, pending: Pending) -> Check:
         f"data.transactionId {tx_id}: no GET of it answered 200 {what} within {within:g} s "
         "of the answer: the event was not processed"]
     if observer is not None:
-        read = observer.last_reads.get(tx_id)
-        want = battery.expected[tx_id]
-        if read is not None:
-            exchanges.append(read.exchange)
-        if read is None or read.view != want:
-            problems.append(f"data.transactionId {tx_id}: its view is "
-                            f"{_view_text(None if read is None else read.view)} {within:g} s "
-                            f"after the last answer; the service's is {_view_text(want)}")
+        problems += _view_problems(battery, observer, tx_id, exchanges,
+                                   f" {within:g} s after the last answer;")
     return check(pending.check_id, pass_if(not problems), pending.started,
                  "; ".join(problems), notes, exchanges)
 
@@ -172,18 +166,28 @@ def _views(battery: Battery) -> Check:
     if observer is None:
         return check("view-matches-service", Verdict.SKIP, started, _NO_PROBE.format(
             what="whether its view ends equal to the service's"))
-    wrong, exchanges = [], []
-    for tx_id, want in battery.expected.items():
-        read = observer.last_reads.get(tx_id)
-        if read is not None:
-            exchanges.append(read.exchange)
-        if read is None or read.view != want:
-            wrong.append(f"data.transactionId {tx_id}: its view is "
-                         f"{_view_text(None if read is None else read.view)}, the "
-                         f"service's is {_view_text(want)}")
+    wrong: list[str] = []
+    exchanges: list[Exchange] = []
+    for tx_id in battery.expected:
+        wrong += _view_problems(battery, observer, tx_id, exchanges, ",")
     return check("view-matches-service", pass_if(not wrong), started, "; ".join(wrong),
                  [f"read {battery.within_s:g} s after the last answer at the latest"],
                  exchanges)
+
+
+def _view_problems(battery: Battery, observer: Observer, tx_id: str, exchanges: list[Exchange],
+                   when: str) -> list[str]:
+    """The receiver's last view of ``tx_id`` against the service's (its probe read joins
+    ``exchanges``): one problem naming both, or none."""
+    read = observer.last_reads.get(tx_id)
+    want = battery.expected[tx_id]
+    if read is not None:
+        exchanges.append(read.exchange)
+    if read is not None and read.view == want:
+        return []
+    return [f"data.transactionId {tx_id}: its view is "
+            f"{_view_text(None if read is None else read.view)}{when} the service's is "
+            f"{_view_text(want)}"]
 
 
 def judge_all(battery: Battery) -> tuple[list[Check], list[str]]:
