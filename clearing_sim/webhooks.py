@@ -1,7 +1,8 @@
 """Webhooks for integrators: sign and verify the header, and two receivers to compare.
 
 Public names: ``REPLAY_WINDOW_S``, ``NaiveReceiver``, ``ReferenceReceiver``,
-``TransactionSource``, ``TransactionView``, ``sign``, ``signature_header``, ``verify``.
+``TransactionSource``, ``TransactionView``, ``header``, ``sign``, ``signature_header``,
+``transaction_id``, ``verify``.
 
 ``sign`` / ``signature_header`` / ``verify`` implement the spec's ``Service-Signature``
 scheme (``t=<unix seconds>,v1=<hex>``, HMAC-SHA256 over ``<t>.<raw body>``) with the clock
@@ -37,7 +38,7 @@ from clearing_sim.sim.receivers import Arrival
 from clearing_sim.sim.world import World
 
 __all__ = ["REPLAY_WINDOW_S", "NaiveReceiver", "ReferenceReceiver", "TransactionSource",
-           "TransactionView", "sign", "signature_header", "verify"]
+           "TransactionView", "header", "sign", "signature_header", "transaction_id", "verify"]
 
 Headers = Mapping[str, str] | tuple[tuple[str, str], ...]
 Clock = Callable[[], int]  # unix seconds
@@ -80,7 +81,8 @@ def _timestamp(header: str | None) -> int | None:
     return None
 
 
-def _transaction_id(body: bytes) -> str | None:
+def transaction_id(body: bytes) -> str | None:
+    """``data.transactionId`` of an event body, or None when it has none."""
     try:
         value = parse_untrusted(body)["data"]["transactionId"]
     except (ValueError, KeyError, TypeError):
@@ -88,7 +90,8 @@ def _transaction_id(body: bytes) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _header(headers: Headers, name: str) -> str | None:
+def header(headers: Headers, name: str) -> str | None:
+    """The value of the header ``name`` (any case), or None."""
     pairs = headers.items() if isinstance(headers, Mapping) else headers
     wanted = name.lower()
     return next((value for key, value in pairs if key.lower() == wanted), None)
@@ -129,7 +132,7 @@ class _Receiver:
         world.webhooks.receivers.attach(url, on_arrival)
 
     def _verified(self, headers: Headers, body: bytes) -> bool:
-        if verify(self.signing_secret, _header(headers, "Service-Signature"), body,
+        if verify(self.signing_secret, header(headers, "Service-Signature"), body,
                   self.clock(), self.replay_window_s):
             return True
         self.rejected += 1
@@ -155,26 +158,41 @@ class ReferenceReceiver(_Receiver):
                    lambda: (world.epoch_ms + world.now_ms) // 1000)
 
     def handle(self, headers: Headers, body: bytes) -> int:
+        """Verify, deduplicate on ``Service-Webhook-Id``, then ``process``."""
         if not self._verified(headers, body):
             return 401
-        webhook_id = _header(headers, "Service-Webhook-Id")
+        webhook_id = header(headers, "Service-Webhook-Id")
         if webhook_id is None:
             return 400
         if webhook_id in self.seen:
             self.duplicates += 1
             return 200
-        transaction_id = _transaction_id(body)
-        if transaction_id is None:
+        tx_id = transaction_id(body)
+        if tx_id is None:
             return 400
-        response = self.api.handle(Request.build("GET", f"/api/v1/transactions/{transaction_id}",
-                                                 token=self.api_key))
-        if response.status != 200:
-            self.fetch_failures += 1
+        return self.process(webhook_id, tx_id)
+
+    def process(self, webhook_id: str, transaction_id: str) -> int:
+        """Fetch the transaction, then change the view and remember the id: an id is
+        remembered only once its event is processed, so a retry of one whose fetch failed
+        is processed anew (503 asks the service for that retry)."""
+        view = self.fetch(transaction_id)
+        if view is None:
             return 503  # not processed: let the service retry
-        self.views[transaction_id] = TransactionView.of(response.json()["data"])
+        self.views[transaction_id] = view
         self.seen.add(webhook_id)
         self.accepted += 1
         return 200
+
+    def fetch(self, transaction_id: str) -> TransactionView | None:
+        """``GET /api/v1/transactions/{id}`` with the API key: the resource's view, or None
+        (counted in ``fetch_failures``) when the API did not answer 200."""
+        response = self.api.handle(Request.build(
+            "GET", f"/api/v1/transactions/{transaction_id}", token=self.api_key))
+        if response.status != 200:
+            self.fetch_failures += 1
+            return None
+        return TransactionView.of(response.json()["data"])
 
 
 class NaiveReceiver(_Receiver):

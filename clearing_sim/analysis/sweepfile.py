@@ -122,6 +122,7 @@ _DEFAULTS: tuple[tuple[tuple[Segment | None, ...], Any], ...] = (
     (("issuers", None, "behaviour", "outcomes", "rejected"), IssuerBehaviour().p_rejected),
     (("issuers", None, "behaviour", "outcomes", "failed"), IssuerBehaviour().p_failed),
     (("issuers", None, "behaviour", "outcomes", "silence"), IssuerBehaviour().p_silence),
+    (("issuers", None, "behaviour", "hold_at"), IssuerBehaviour().hold_at.value),
     (("members", None, "rtgs"), str(MemberLoad("", "", Arrivals(0.0), ()).rtgs_gbp)),
     (("members", None, "amount"), str(MemberLoad("", "", Arrivals(0.0), ()).amount.low)),
     (("members", None, "mix", "swap"),

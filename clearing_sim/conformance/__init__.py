@@ -5,9 +5,14 @@
 - ``cli``: the ``clearing-sim conformance`` group (each kit adds its command) and
   ``clearing-sim receiver serve``.
 - The receiver kit: ``forge`` (valid and forged deliveries), ``receiver_stage`` (real
-  transactions in a served world, the receiver's fetches seen), ``receiver_kit`` (the
-  battery), ``receiver_run`` (the kit's own shim, then the battery), ``receiver_server``
-  (the reference and naive receivers as HTTP servers). Docs: docs/conformance.md.
+  transactions in a served world, the receiver's fetches seen and timed, one fetch failed on
+  purpose), ``receiver_kit`` (the battery), ``receiver_rules`` (its checks' titles and
+  rules), ``receiver_battery`` (its I/O and the wait for the receiver), ``receiver_evidence``
+  (what counts as a fetch for a delivery, a change of view after a fetch),
+  ``receiver_judge`` (the verdicts that wait for the receiver), ``receiver_run`` (the kit's
+  own shim, then the battery), ``receiver_server`` (the reference and naive receivers as
+  HTTP servers), ``receiver_variants`` (the ack-first receiver and the defective ones).
+  Docs: docs/conformance.md.
 
 This package is an adapter, beside ``http`` and ``scenario``: the kits read the wall clock (a
 real endpoint answers in real time; a signature's ``t`` is wall time), which ``domain``,

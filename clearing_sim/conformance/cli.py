@@ -21,7 +21,12 @@ from urllib.parse import urlsplit
 import click
 import uvicorn
 
-from clearing_sim.conformance.receiver_kit import KitOptions, TargetUnreachable, http_url_problem
+from clearing_sim.conformance.receiver_kit import (
+    PROCESS_WITHIN_S,
+    KitOptions,
+    TargetUnreachable,
+    http_url_problem,
+)
 from clearing_sim.conformance.receiver_run import (
     KitShim,
     run_receiver_kit,
@@ -34,6 +39,12 @@ from clearing_sim.conformance.receiver_server import (
     wall_clock_s,
 )
 from clearing_sim.conformance.receiver_stage import Precondition
+from clearing_sim.conformance.receiver_variants import (
+    DEFECTS,
+    AckFirstReceiver,
+    ReceiverDefect,
+    defective,
+)
 from clearing_sim.conformance.report import (
     EXIT_USAGE,
     Report,
@@ -112,6 +123,10 @@ conformance.add_command(conformance_issuer)  # clearing-sim conformance issuer (
               help="Write a self-contained HTML report with every request and response.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--verbose", "-v", is_flag=True, help="Show the evidence of passing checks.")
+@click.option("--process-within", "process_within_s", type=click.FloatRange(0.1, 600),
+              default=PROCESS_WITHIN_S, show_default=True, metavar="SECONDS",
+              help="How long after its answer the receiver has to fetch a new event's "
+                   "transaction and show the service's view through the probe.")
 @click.option("--shim-host", default="127.0.0.1", show_default=True,
               help="Where the kit's shim (the API your receiver calls) listens.")
 @click.option("--shim-port", type=click.IntRange(0, 65535), default=DEFAULT_SHIM_PORT,
@@ -125,7 +140,7 @@ conformance.add_command(conformance_issuer)  # clearing-sim conformance issuer (
               help="Print the shim's base URL and API key to configure your receiver, exit.")
 def receiver_command(url: str | None, secret: str | None, probe_url: str | None,
                      junit_file: str | None, html_file: str | None, as_json: bool,
-                     verbose: bool, shim_host: str, shim_port: int,
+                     verbose: bool, process_within_s: float, shim_host: str, shim_port: int,
                      shim_public_url: str | None, seed: int, show_shim: bool) -> None:
     """Run the receiver battery against the webhook receiver at URL.
 
@@ -160,7 +175,8 @@ def receiver_command(url: str | None, secret: str | None, probe_url: str | None,
                    err=as_json)
 
     try:
-        report = asyncio.run(run_receiver_kit(KitOptions(url, secret, probe_url),
+        options = KitOptions(url, secret, probe_url, process_within_s=process_within_s)
+        report = asyncio.run(run_receiver_kit(options,
                                               host=shim_host, port=shim_port, seed=seed,
                                               on_ready=ready, public_url=public_url))
     except OSError as error:
@@ -190,15 +206,30 @@ def receiver() -> None:
 @click.option("--naive", is_flag=True,
               help="The anti-pattern: dedup on type + transaction, trust the payload, no "
                    "replay window.")
+@click.option("--ack-first", is_flag=True,
+              help="Answer 200 once verified, fetch and update the view afterwards (it "
+                   "follows the spec: the kit passes it).")
+@click.option("--defect", default=None, metavar="NAME|list",
+              help="The reference receiver with one defect that loses events (the kit "
+                   "fails it); --defect list lists them.")
 @click.option("--api-base-url", default=None, metavar="URL",
               help="The service (or shim) the reference receiver fetches transactions from.")
 @click.option("--api-key", default=None, metavar="KEY", help="Its API key.")
-def serve_receiver(host: str, port: int, secret: str | None, naive: bool,
-                   api_base_url: str | None, api_key: str | None) -> None:
+def serve_receiver(host: str, port: int, secret: str | None, naive: bool, ack_first: bool,
+                   defect: str | None, api_base_url: str | None, api_key: str | None) -> None:
     """Serve a receiver: POST /webhooks takes deliveries, GET /transactions/{id} shows its
     view (the kit's probe)."""
+    if defect == "list":
+        for each, info in DEFECTS.items():
+            click.echo(f"{each.value:28} {info.does} (caught by {info.caught_by})")
+        return
     if not secret:
         raise click.UsageError(f"give --secret (or set {_SECRET_ENV})")
+    if naive + ack_first + (defect is not None) > 1:
+        raise click.UsageError("choose one of --naive, --ack-first and --defect")
+    if defect is not None and defect not in {d.value for d in ReceiverDefect}:
+        raise click.BadParameter(f"unknown defect {defect!r}; --defect list shows them",
+                                 param_hint="--defect")
     if not naive and (api_base_url is None or api_key is None):
         raise click.UsageError("the reference receiver needs --api-base-url and --api-key "
                                "(it fetches each transaction); --naive needs neither")
@@ -208,8 +239,13 @@ def serve_receiver(host: str, port: int, secret: str | None, naive: bool,
         hook = NaiveReceiver(secret, wall_clock_s, None)
     else:
         assert api_base_url is not None and api_key is not None
-        hook = ReferenceReceiver(HttpTransactionSource(api_base_url), api_key, secret,
-                                 wall_clock_s)
+        source = HttpTransactionSource(api_base_url)
+        if ack_first:
+            hook = AckFirstReceiver(source, api_key, secret, wall_clock_s)
+        elif defect is not None:
+            hook = defective(ReceiverDefect(defect), source, api_key, secret, wall_clock_s)
+        else:
+            hook = ReferenceReceiver(source, api_key, secret, wall_clock_s)
     try:
         sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host
                                     else socket.AF_INET, reuse_port=False)
@@ -217,7 +253,8 @@ def serve_receiver(host: str, port: int, secret: str | None, naive: bool,
         raise click.UsageError(f"cannot listen on {host}:{port}: {error.strerror or error}") \
             from None
     bound = sock.getsockname()
-    kind = "naive" if naive else "reference"
+    kind = "naive" if naive else "ack-first" if ack_first else \
+        f"{defect} (defective)" if defect else "reference"
     click.echo(f"{kind} receiver on http://{host}:{bound[1]}  POST /webhooks, "
                "probe GET /transactions/{id}")
     sys.stdout.flush()

@@ -7,7 +7,8 @@ A ``Delivery`` is the raw body and the headers of one POST (``Content-Type``,
 ``WebhookEvent`` exactly as the service's channel builds them (spec, Events: Delivery,
 Headers, Signature). ``valid`` signs at ``t``; ``forged(kind, ...)`` gives the deliveries of
 one refusal check, each under a fresh event id (``fresh``) so that a receiver that looks its
-id up before verifying is not excused by its dedup:
+id up before verifying is not excused by its dedup (``real_id=True``: under the event's own
+id, for the check that such a receiver fails):
 
 - ``signature-wrong``: ``v1`` of the right length and alphabet, not the HMAC;
 - ``secret-wrong``: signed with ``WRONG_SECRET``;
@@ -76,9 +77,12 @@ def _tampered(body: bytes) -> bytes:
     return body + b" "
 
 
-def forged(kind: str, event: WebhookEvent, secret: str, t: int) -> list[Delivery]:
-    """The deliveries of one refusal check (``FORGED_KINDS``)."""
-    event = fresh(event)
+def forged(kind: str, event: WebhookEvent, secret: str, t: int, *,
+           real_id: bool = False) -> list[Delivery]:
+    """The deliveries of one refusal check (``FORGED_KINDS``), each under a fresh id, or
+    under the event's own id with ``real_id`` (a refused attempt of a real event: a clock
+    skew, a forgery, which must not make the event's valid delivery a duplicate)."""
+    event = event if real_id else fresh(event)
     body = event.body()
     v1 = sign(secret, t, body)
     if kind == "signature-wrong":

@@ -5,7 +5,8 @@ Public names: ``HttpTransactionSource``, ``ReceiverServer``, ``receiver_app``,
 ``wall_clock_s``.
 
 ``receiver_app(receiver)`` is a Starlette application around one receiver of
-``clearing_sim.webhooks``:
+``clearing_sim.webhooks`` (or of ``receiver_variants``: the ack-first one, the defective
+ones):
 
 - ``POST /webhooks``: the delivery (raw body, headers) goes to ``receiver.handle``; its
   status is the answer (200 ``ok``, 401 a signature refused, 400 a body it cannot read, 503

@@ -1,7 +1,8 @@
 """The service side of the receiver kit: real transactions in a served world, and what the
 receiver under test fetched from it.
 
-Public names: ``STAGE_AMOUNT``, ``Fetch``, ``Precondition``, ``Stage``, ``add_cast``.
+Public names: ``FAULT_CODE``, ``STAGE_AMOUNT``, ``Fetch``, ``Precondition``, ``Stage``,
+``add_cast``.
 
 The receiver kit (``clearing_sim.conformance.receiver_kit``) delivers events about real
 transactions of a served world (``clearing_sim.http.simulation.Simulation``), so that the
@@ -15,8 +16,14 @@ wanted, applies the operator fix (``World.resolve``), and keeps:
   records) as the ``WebhookEvent`` the channel would send, under an ``evt_`` id of the kit's
   (fresh per run, so a receiver that remembers ids across runs is not misjudged);
 - each ``GET /api/v1/transactions/{id}`` of its transactions that the API answered (the
-  world's ``api.request`` records), in order: the kit compares their count before and after
-  a delivery to see whether the receiver fetched before it answered.
+  world's ``api.request`` records), in order, each with the wall time (``time.monotonic``,
+  the kit's clock for evidence) at which the shim answered it: the kit credits a fetch to a
+  delivery only by that time, against the times it sent the delivery and got its answer.
+
+``fail_next_fetch(tx_id)`` makes the shim answer the member's next ``GET`` of that
+transaction with 503 and a structured error body (``FAULT_CODE``), once, in the API's place
+(``Simulation.api_faults``): the world never sees that request, so its log and digest are
+untouched; the stage keeps it as a ``Fetch`` with status 503.
 
 ``add_cast`` adds the kit's own member and Mode 2 issuer to a fresh world (the CLI's shim)
 and returns the member's API key. Everything here runs on the shim's event loop, under its
@@ -25,6 +32,7 @@ locks: the clock moves through ``Clock.advance``.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
@@ -39,7 +47,7 @@ from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.domain.money import Asset
 from clearing_sim.domain.parties import ParticipantKind
 from clearing_sim.domain.transaction import Transaction
-from clearing_sim.service.messages import Request
+from clearing_sim.service.messages import Request, Response, encode_json
 from clearing_sim.sim.eventlog import Record
 from clearing_sim.sim.examples import issuer_profile
 from clearing_sim.sim.participants import Participant
@@ -50,12 +58,16 @@ if TYPE_CHECKING:  # the shim's own modules import this one (its conformance rou
     from clearing_sim.http.clock import Clock
     from clearing_sim.http.simulation import Simulation
 
-__all__ = ["STAGE_AMOUNT", "Fetch", "Precondition", "Stage", "add_cast"]
+__all__ = ["FAULT_CODE", "STAGE_AMOUNT", "Fetch", "Precondition", "Stage", "add_cast"]
 
 STAGE_AMOUNT = Decimal("10.00")
+STAGED_MAX = 4  # redeems a battery stages (A, B, C, D)
 _STEP_MS = 1_000
 _STEPS_MAX = 3_600  # an hour of virtual time for a transaction to reach the state wanted
 _TRANSACTIONS = "/api/v1/transactions/"
+#: The code of the kit's one 503: the kit answers it, not the service (never in the
+#: service's error catalogue; the service itself never answers a read with 503)
+FAULT_CODE = "kit_fetch_failed_once"
 
 
 class Precondition(NotAllowed):
@@ -64,12 +76,14 @@ class Precondition(NotAllowed):
 
 @frozen
 class Fetch:
-    """One ``GET /api/v1/transactions/{id}`` of a staged transaction, as the API answered."""
+    """One ``GET /api/v1/transactions/{id}`` of a staged transaction, as the API answered,
+    and when (``at_s``: ``time.monotonic()`` as the shim answered it)."""
 
     seq: int
     transaction_id: str
     status: int
     participant_id: str | None
+    at_s: float
 
 
 def add_cast(world: World, api_key_of: Callable[[str], str]) -> str:
@@ -95,11 +109,12 @@ def _asset_to_redeem(world: World, member: Participant) -> Asset:
         for asset in issuer.assets if wallet is not None else ():
             assert wallet is not None
             held = world.ledgers[ledger].balance(wallet, asset)
-            if held.amount >= 3 * STAGE_AMOUNT:
+            if held.amount >= STAGED_MAX * STAGE_AMOUNT:
                 return asset
     raise Precondition.one("apiKey", "kit_nothing_to_redeem",
-                           f"{member.name} holds no {3 * STAGE_AMOUNT} of an asset whose issuer "
-                           "takes instructions (Mode 2 or 3): fund its wallet first")
+                           f"{member.name} holds no {STAGED_MAX * STAGE_AMOUNT} of an asset "
+                           "whose issuer takes instructions (Mode 2 or 3): fund its wallet "
+                           "first")
 
 
 @define
@@ -113,6 +128,7 @@ class Stage:
     fetches: list[Fetch]
     _seq: int = 0
     _world: World | None = None  # the world staged in (a reset or rewind replaces sim's)
+    _faults: list[Callable[[Request], Response | None]] = field(factory=list)
 
     @classmethod
     def open(cls, sim: Simulation, clock: Clock, api_key: str) -> Stage:
@@ -156,7 +172,8 @@ class Stage:
                 self._seq += 1
                 participant = record["participantId"]
                 self.fetches.append(Fetch(self._seq, tx_id, int(str(record["status"])),
-                                          None if participant is None else str(participant)))
+                                          None if participant is None else str(participant),
+                                          time.monotonic()))
 
     def _event(self, record: Record) -> WebhookEvent:
         world = self.world
@@ -217,6 +234,38 @@ class Stage:
         """The ``nth`` change of this type of the transaction (0: the first)."""
         return [e for e in self.events[tx_id] if e.type is event_type][nth]
 
+    def fail_next_fetch(self, tx_id: str) -> None:
+        """The member's next ``GET /api/v1/transactions/{tx_id}`` is answered 503, once."""
+        path = _TRANSACTIONS + tx_id
+
+        def fault(request: Request) -> Response | None:
+            if request.method not in ("GET", "HEAD") or request.path != path:
+                return None
+            try:
+                principal = self.sim.api.credentials.authenticate(
+                    request.header("Authorization"))
+            except Unauthenticated:
+                return None  # the API's own 401
+            if principal.participant_id != self.member.id:
+                return None
+            self._drop(fault)
+            self._seq += 1
+            self.fetches.append(Fetch(self._seq, tx_id, 503, self.member.id, time.monotonic()))
+            body = {"errors": [{"type": "api_error", "code": FAULT_CODE, "message": (
+                "the conformance kit fails this one fetch of the transaction on purpose: "
+                "retry it (the receiver must not treat its event as processed)")}],
+                "meta": {"commandId": self.sim.command_id()}}
+            return Response(503, (("Content-Type", "application/json"), ("Retry-After", "0")),
+                            encode_json(body))
+
+        self._faults.append(fault)
+        self.sim.api_faults.append(fault)
+
+    def _drop(self, fault: Callable[[Request], Response | None]) -> None:
+        for faults in (self._faults, self.sim.api_faults):
+            if fault in faults:
+                faults.remove(fault)
+
     def fetched(self, tx_id: str, after_seq: int) -> list[Fetch]:
         """Fetches of the transaction answered after ``after_seq``."""
         return [f for f in self.fetches if f.seq > after_seq and f.transaction_id == tx_id]
@@ -228,5 +277,7 @@ class Stage:
     def close(self) -> None:
         """Stop watching the log of the world it staged in (a running shim outlives the
         battery; a reset may have replaced the world since)."""
+        for fault in tuple(self._faults):
+            self._drop(fault)
         if self._world is not None:
             self._world.log.unlisten(self._on_record)

@@ -194,7 +194,8 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("settlement_in_progress", "the irrevocable settlement step has started"),
             ("transaction_terminal", "a terminal transaction has no issuer event left to arm"),
             ("no_issuer_instruction", "Mode 1 transactions have no issuer instruction to arm"),
-            ("issuer_decided", "every issuer already approved: a rejection can no longer come"),
+            ("issuer_decided", "every issuer has already decided (APPROVED or later): a "
+             "rejection can no longer come"),
             ("already_member", "the email already belongs to an active member"),
             ("organisation_name_taken", "an organisation with this name is already registered "
                                         "or applying"),

@@ -3,7 +3,9 @@
 Public names: ``SIGMA_MAX``, ``read_behaviour``, ``behaviour_wire``, ``latency_wire``.
 
 The body has the scenario files' shape (docs/scenarios.md): ``{latency: {request, ack,
-approval, execution, webhook, refund}, outcomes: {rejected, failed, silence}}``, each latency
+approval, execution, webhook, refund}, outcomes: {rejected, failed, silence}, holdAt}``
+(``holdAt``: where a Mode 2 instruction waits for execute, ``RECEIVED``,
+``PENDING_APPROVAL`` or ``APPROVED``; the scenario files spell it ``hold_at``), each latency
 a duration (``"5s"``, or whole milliseconds) or one of ``{fixed: D}``, ``{uniform: [D, D]}``,
 ``{exponential: D}``, ``{lognormal: {median: D, sigma: X, max: D}}``, each outcome a
 probability; fields left out take the engine's defaults (``IssuerBehaviour``). The rendering
@@ -16,6 +18,7 @@ from typing import Any
 
 from attrs import evolve
 
+from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.domain.latency import (
     SIGMA_MAX,
     Exponential,
@@ -25,7 +28,7 @@ from clearing_sim.domain.latency import (
     parse_latency,
 )
 from clearing_sim.http.surface import read_number
-from clearing_sim.scenario.read_world import BEHAVIOUR_LATENCIES
+from clearing_sim.scenario.read_world import BEHAVIOUR_LATENCIES, HOLD_POINT_NAMES
 from clearing_sim.service.body import Fields
 from clearing_sim.sim.issuer import IssuerBehaviour
 
@@ -56,6 +59,9 @@ def read_behaviour(f: Fields) -> IssuerBehaviour | None:
             if value is not None:
                 changes[attribute] = float(value)
         outcomes.check_unknown(*_OUTCOMES)
+    hold_at = f.text("holdAt", required=False, choices=HOLD_POINT_NAMES)
+    if hold_at is not None:
+        changes["hold_at"] = InstructionStatus(hold_at)
     if len(f.problems) > before:
         return None
     try:
@@ -88,4 +94,5 @@ def behaviour_wire(behaviour: IssuerBehaviour) -> dict[str, Any]:
                     for name, attribute in BEHAVIOUR_LATENCIES.items()},
         "outcomes": {name: getattr(behaviour, attribute)
                      for name, attribute in _OUTCOMES.items()},
+        "holdAt": behaviour.hold_at.value,
     }

@@ -4,13 +4,15 @@ Public names: ``ROUTES``.
 
 The body: ``url`` (the receiver, http or https), ``secret`` (its signing secret),
 ``apiKey`` (the API key the receiver fetches transactions with: a clearing member of this
-world holding at least 30.00 of an asset whose issuer takes instructions, Mode 2 or 3) and
-an optional ``probeUrl`` (docs/conformance.md). The battery stages three redeems of that
+world holding at least 40.00 of an asset whose issuer takes instructions, Mode 2 or 3) and
+an optional ``probeUrl`` (docs/conformance.md). The battery stages four redeems of that
 member in this world, moves this world's clock (about a minute of virtual time) and answers
 200 with the report (``clearing_sim.conformance.report.to_json``: each check's verdict and
 evidence). A receiver that does not answer at all is 400 ``receiver_unreachable`` on
 ``url``; a key the world cannot stage with is 409 (``kit_api_key_unknown``,
-``kit_not_a_member``, ``kit_nothing_to_redeem``). The route does not hold the world lock
+``kit_not_a_member``, ``kit_nothing_to_redeem``). During the battery the shim answers the
+receiver's next fetch of one staged transaction with 503 once, in the API's place (the
+world never sees that request). The route does not hold the world lock
 (the clock takes it), so the receiver's fetches are served while the battery waits for its
 answers.
 """

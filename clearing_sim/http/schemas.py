@@ -18,6 +18,7 @@ from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.domain.profile import CommitPoint, CustodyModel, FeedbackChannel, FiatLeg, Ledger
 from clearing_sim.domain.webhook_url import URL_LENGTH_MAX
+from clearing_sim.scenario.read_world import HOLD_POINT_NAMES
 from clearing_sim.service.versions import SUPPORTED_VERSIONS
 
 __all__ = ["ERROR_CODES", "SCHEMAS", "SERVICE_VERSIONS", "Schema", "array", "ref"]
@@ -85,6 +86,7 @@ def _values(kind: Any) -> list[str]:
 
 _EVENTS = enum(*_values(EventType))
 _LEDGERS = enum(*_values(Ledger))
+_HOLD_AT = enum(*HOLD_POINT_NAMES)  # where a simulated Mode 2 issuer waits for execute
 # self_custody is the spec's accepted alias of self-custody: generators name enum members by
 # their value, so both would be SELF_CUSTODY; x-enum-varnames (read by openapi-python-client
 # and openapi-generator) names them apart.
@@ -254,12 +256,13 @@ _OPERATOR: dict[str, Schema] = {
     "NewAsset": obj({"code": STR, "ledger": _LEDGERS}, {"currency": STR}, closed=True),
     "IssuerBehaviour": obj({}, {
         "latency": obj({}, {name: _LATENCY for name in _LATENCY_NAMES}, closed=True),
-        "outcomes": obj({}, {name: _PROBABILITY for name in _OUTCOME_NAMES}, closed=True)},
-        closed=True),
+        "outcomes": obj({}, {name: _PROBABILITY for name in _OUTCOME_NAMES}, closed=True),
+        "holdAt": _HOLD_AT}, closed=True),
     "IssuerBehaviourResult": obj({"issuerId": UUID,
                                   "latency": obj({name: _LATENCY for name in _LATENCY_NAMES}),
                                   "outcomes": obj({name: _PROBABILITY
-                                                   for name in _OUTCOME_NAMES})}),
+                                                   for name in _OUTCOME_NAMES}),
+                                  "holdAt": _HOLD_AT}),
     "IssuerGatewayRequest": obj({"apiBaseUrl": STR}, {
         name: STR for name in ("refundUrl", "caFile", "clientCert", "clientKey", "bearer",
                                "tokenUrl", "clientId", "clientSecret", "providerStatesUrl",

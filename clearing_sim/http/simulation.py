@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from attrs import frozen
@@ -35,6 +36,7 @@ from clearing_sim.http.sealing import token_key
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import Stage
 from clearing_sim.service.api import ServiceAPI
+from clearing_sim.service.messages import Request, Response
 from clearing_sim.sim.gateway import ExternalCalls
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.streams import IdFactory, Streams
@@ -81,6 +83,9 @@ class Simulation:
         self.api: ServiceAPI
         self.ids: IdFactory
         self.journal: Recorder | None = None  # with --journal: every change is recorded
+        #: one-shot faults of the receiver kit: each may answer an API request in the API's
+        #: place (a 503 for one fetch), before the world sees it (receiver_stage.Stage)
+        self.api_faults: list[Callable[[Request], Response | None]] = []
         #: the process is this simulation's alone (clearing-sim serve): the clock keeps the
         #: world out of full collections, and a replaced world is released (http/heap.py)
         self.owns_heap = False

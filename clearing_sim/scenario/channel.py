@@ -24,7 +24,7 @@ from attrs import evolve
 
 from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.scenario.expectations import RECEIVER_COUNTS, Deliveries, ReceiverView
-from clearing_sim.scenario.matchers import describe, matches, render
+from clearing_sim.scenario.matchers import describe, matcher_json, matches, render
 from clearing_sim.scenario.model import ForgedIssuerWebhook, NetworkFault, ReceiverOutage
 from clearing_sim.scenario.results import Verdict
 from clearing_sim.scenario.stage import NETWORK_FIELDS, Stage, StepFailed
@@ -100,14 +100,18 @@ def check_deliveries(stage: Stage, expectation: Deliveries) -> Verdict:
     found = _picked(stage, expectation)
     expected: list[str] = []
     actual: list[str] = []
+    expected_value: dict[str, Any] = {}
+    actual_value: dict[str, Any] = {}
     passed = True
 
-    def compare(name: str, wanted: Any, seen: Any, ok: bool | None = None) -> None:
+    def compare(name: str, wanted: Any, seen: Any, ok: bool | None = None,
+                values: tuple[Any, Any] | None = None) -> None:
         nonlocal passed
         hit = (wanted == seen) if ok is None else ok
         passed = passed and hit
         expected.append(f"{name} {wanted if isinstance(wanted, str) else render(wanted)}")
         actual.append(f"{name} {seen if isinstance(seen, str) else render(seen)}")
+        expected_value[name], actual_value[name] = (wanted, seen) if values is None else values
 
     if expectation.types is not None:
         compare("types", list(expectation.types), [d.event.type.value for d in found])
@@ -116,24 +120,31 @@ def check_deliveries(stage: Stage, expectation: Deliveries) -> Verdict:
     if any(item is not None for item in one):
         if len(found) != 1:
             return Verdict(False, f"exactly one delivery {_which(expectation, stage)}",
-                           f"{len(found)} deliveries; name transaction and event to pick one")
+                           f"{len(found)} deliveries; name transaction and event to pick one",
+                           {"deliveries": 1}, {"deliveries": len(found)})
         delivery = found[0]
         records = _attempts(stage, delivery)
         if expectation.attempts is not None:
             compare("attempts", describe(expectation.attempts), str(delivery.attempts),
-                    matches(expectation.attempts, delivery.attempts))
+                    matches(expectation.attempts, delivery.attempts),
+                    (matcher_json(expectation.attempts), delivery.attempts))
         if expectation.offsets_ms is not None:
             first = int(records[0]["sentAtMs"]) if records else 0
+            seen_ms = [int(r["sentAtMs"]) - first for r in records]
             compare("offsets", [_offset(ms) for ms in expectation.offsets_ms],
-                    [_offset(int(r["sentAtMs"]) - first) for r in records])
+                    [_offset(ms) for ms in seen_ms], list(expectation.offsets_ms) == seen_ms,
+                    (list(expectation.offsets_ms), seen_ms))
+            expected_value["offsetsMs"] = expected_value.pop("offsets")
+            actual_value["offsetsMs"] = actual_value.pop("offsets")
         if expectation.statuses is not None:
             compare("statuses", list(expectation.statuses), [r["status"] for r in records])
         if expectation.outcome is not None:
             compare("outcome", expectation.outcome, delivery.status.value)
     if not expected:
         compare("deliveries", f"at least one {_which(expectation, stage)}",
-                f"{len(found)}", bool(found))
-    return Verdict(passed, "; ".join(expected), "; ".join(actual))
+                f"{len(found)}", bool(found), ({"ge": 1}, len(found)))
+    return Verdict(passed, "; ".join(expected), "; ".join(actual), expected_value,
+                   actual_value)
 
 
 # the reference receiver ----------------------------------------------------------------------
@@ -141,22 +152,30 @@ def check_receiver(stage: Stage, expectation: ReceiverView) -> Verdict:
     receiver = stage.reference[expectation.webhook]
     failed: list[tuple[str, str, str]] = []
     shown: list[str] = []
+    expected_value: dict[str, Any] = {}
+    actual_value: dict[str, Any] = {}
     if expectation.transaction is not None and expectation.state:
         tx_id = str(stage.fill(expectation.transaction))
         view = receiver.views.get(tx_id)
         data = None if view is None else {"lifecycleStatus": view.lifecycle_status,
                                           "parked": view.parked, "terminal": view.terminal}
+        expected_value["state"] = {name: matcher_json(m) for name, m in expectation.state}
+        actual_value["state"] = data  # null: the receiver has no view of the transaction
         for name, matcher in expectation.state:
             value = "no view" if data is None else data.get(name, "no such field")
             shown.append(f"{name} {describe(matcher)}")
             if not matches(matcher, value):
                 failed.append((name, describe(matcher), render(value)))
+    if expectation.counts:
+        expected_value["counts"] = {name: matcher_json(m) for name, m in expectation.counts}
+        actual_value["counts"] = {}
     for name, matcher in expectation.counts:
         count = getattr(receiver, RECEIVER_COUNTS[name])
+        actual_value["counts"][name] = count
         shown.append(f"{name} {describe(matcher)}")
         if not matches(matcher, count):
             failed.append((name, describe(matcher), str(count)))
     if not failed:
-        return Verdict(True, "; ".join(shown), "")
+        return Verdict(True, "; ".join(shown), "", expected_value, actual_value)
     return Verdict(False, "; ".join(f"{n} {e}" for n, e, _ in failed),
-                   "; ".join(f"{n}={a}" for n, _, a in failed))
+                   "; ".join(f"{n}={a}" for n, _, a in failed), expected_value, actual_value)

@@ -35,9 +35,17 @@ from clearing_sim.scenario.expectations import (
     TransactionState,
 )
 from clearing_sim.scenario.fieldpath import MISSING, lookup, parse_field_path
-from clearing_sim.scenario.matchers import describe, matches, render, same
-from clearing_sim.scenario.results import Verdict, duration_text
+from clearing_sim.scenario.matchers import (
+    describe,
+    fields_json,
+    matcher_json,
+    matches,
+    render,
+    same,
+)
+from clearing_sim.scenario.results import Verdict
 from clearing_sim.scenario.stage import Stage, StepFailed
+from clearing_sim.scenario.timing import judge_timing
 from clearing_sim.service.messages import Response
 
 __all__ = ["check", "read_transaction"]
@@ -45,17 +53,22 @@ __all__ = ["check", "read_transaction"]
 
 def _fields(data: Any, fields: tuple[tuple[str, Matcher], ...], stage: Stage,
             where: str = "") -> Verdict:
-    failed = []
-    for path, matcher in fields:
-        value = lookup(data, parse_field_path(path))
-        wanted = Matcher(tuple((k, stage.fill(v)) for k, v in matcher.checks))
-        if not matches(wanted, value):
-            failed.append((path, wanted, value))
+    """Every field path of ``fields`` in ``data`` matches; the JSON values are the matchers
+    and the values found, by path (a missing one left out)."""
+    wanted = [(path, Matcher(tuple((k, stage.fill(v)) for k, v in matcher.checks)))
+              for path, matcher in fields]
+    found = [(path, lookup(data, parse_field_path(path))) for path, _ in wanted]
+    expected_value = {path: matcher_json(matcher) for path, matcher in wanted}
+    actual_value = fields_json(found)
+    failed = [(path, matcher, value) for (path, matcher), (_, value) in zip(wanted, found,
+                                                                             strict=True)
+              if not matches(matcher, value)]
     if not failed:
-        shown = ", ".join(f"{p}={describe(m)}" for p, m in fields)
-        return Verdict(True, f"{where}{shown}", "")
+        shown = ", ".join(f"{p}={describe(m)}" for p, m in wanted)
+        return Verdict(True, f"{where}{shown}", "", expected_value, actual_value)
     return Verdict(False, "; ".join(f"{where}{p} {describe(m)}" for p, m, _ in failed),
-                   "; ".join(f"{p}={render(v)}" for p, _, v in failed))
+                   "; ".join(f"{p}={render(v)}" for p, _, v in failed),
+                   expected_value, actual_value)
 
 
 def _answer(response: Response) -> str:
@@ -63,6 +76,15 @@ def _answer(response: Response) -> str:
     if isinstance(body, dict) and body.get("errors"):
         return f"{response.status} " + ", ".join(e.get("code", "?") for e in body["errors"])
     return str(response.status)
+
+
+def _answer_json(response: Response) -> dict[str, Any]:
+    """The response's status, and its error codes when it has some, as JSON."""
+    body = response.json() if response.body else None
+    answer: dict[str, Any] = {"status": response.status}
+    if isinstance(body, dict) and body.get("errors"):
+        answer["errors"] = [e.get("code") for e in body["errors"] if isinstance(e, dict)]
+    return answer
 
 
 def read_transaction(stage: Stage, state: TransactionState) -> tuple[Response, Any]:
@@ -78,23 +100,40 @@ def read_transaction(stage: Stage, state: TransactionState) -> tuple[Response, A
     return response, body.get("data") if isinstance(body, dict) else None
 
 
+def _read(response: Response, fields: Verdict, expected_status: Any,
+          failed: tuple[str, str] | None = None) -> Verdict:
+    """A GET's verdict: its fields' (or ``failed``: the status's text), with the status and
+    the fields in the JSON values."""
+    expected = {"status": expected_status, "fields": fields.expected_value}
+    actual = {**_answer_json(response), "fields": fields.actual_value}
+    if failed is not None:
+        return Verdict(False, failed[0], failed[1], expected, actual)
+    return Verdict(fields.passed, fields.expected, fields.actual, expected, actual)
+
+
 def _transaction(stage: Stage, state: TransactionState) -> Verdict:
     response, data = read_transaction(stage, state)
-    if response.status != 200:
-        return Verdict(False, "GET transaction answers 200", _answer(response))
-    return _fields(data, state.fields, stage)
+    fields = _fields(data, state.fields, stage)
+    failed = (None if response.status == 200
+              else ("GET transaction answers 200", _answer(response)))
+    return _read(response, fields, {"equals": 200}, failed)
 
 
 def _resource(stage: Stage, state: ResourceState) -> Verdict:
     token = stage.token(state.as_, state.credential)
     response = stage.request("GET", str(stage.fill(state.get)), token)
     body = response.json() if response.body else None
+    fields = _fields(body, state.fields, stage)
+    status = None if state.status is None else matcher_json(state.status)
+    failed = None
     if state.status is not None and not matches(state.status, response.status):
-        return Verdict(False, f"status {describe(state.status)}", _answer(response))
-    return _fields(body, state.fields, stage)
+        failed = (f"status {describe(state.status)}", _answer(response))
+    return _read(response, fields, status, failed)
 
 
 def _balance(stage: Stage, balance: Balance) -> Verdict:
+    """Balances are amounts, compared as decimals: ``"0"`` equals ``"0.00"`` (not a matcher:
+    a field matcher compares JSON values, where ``"100.0"`` is not ``"100.00"``)."""
     party = stage.parties[balance.participant]
     if balance.account == "rtgs":
         held = stage.world.rtgs.balances.get(party.id, Decimal(0))
@@ -106,7 +145,8 @@ def _balance(stage: Stage, balance: Balance) -> Verdict:
         account = (party.issuing_account if party is issuer
                    else party.wallets.get(issuer.profile.ledger))
         held = Decimal(0) if account is None else ledger.balance(account, asset).amount
-    return Verdict(held == balance.amount, f"{balance.amount:f}", f"{held:f}")
+    wanted, found = f"{balance.amount:f}", f"{held:f}"
+    return Verdict(held == balance.amount, wanted, found, wanted, found)
 
 
 def _conservation(stage: Stage) -> Verdict:
@@ -116,25 +156,8 @@ def _conservation(stage: Stage) -> Verdict:
     if total != stage.fiat_total:
         broken.append(f"RTGS total {total:f} (started at {stage.fiat_total:f})")
     return Verdict(not broken, "every ledger and the RTGS total conserved",
-                   "not conserved: " + ", ".join(broken) if broken else "conserved")
-
-
-def _timing(stage: Stage, timing: Timing) -> Verdict:
-    end = stage.fact_ms(timing.of)
-    start = 0 if timing.after is None else stage.fact_ms(timing.after)
-    bounds = [f"{name} {duration_text(ms)}" for name, ms in (("equals", timing.equals_ms),
-                                                   ("at least", timing.at_least_ms),
-                                                   ("at most", timing.at_most_ms))
-              if ms is not None]
-    expected = " and ".join(bounds)
-    if end is None or start is None:
-        missing = "of" if end is None else "after"
-        return Verdict(False, expected, f"the {missing} fact has not happened")
-    took = end - start
-    passed = ((timing.equals_ms is None or took == timing.equals_ms)
-              and (timing.at_least_ms is None or took >= timing.at_least_ms)
-              and (timing.at_most_ms is None or took <= timing.at_most_ms))
-    return Verdict(passed, expected, duration_text(took))
+                   "not conserved: " + ", ".join(broken) if broken else "conserved",
+                   {"conserved": True}, {"conserved": not broken, "broken": broken})
 
 
 def _subsequence(wanted: tuple[str, ...], seen: list[str]) -> bool:
@@ -148,15 +171,20 @@ def _events(stage: Stage, events: Events) -> Verdict:
                                                                transactionId=tx_id)
             if r.get("event")]
     checks = []
+    wanted: dict[str, list[str]] = {}
     if events.equals is not None:
-        checks.append((f"exactly {list(events.equals)}", list(events.equals) == seen))
+        wanted["equals"] = list(events.equals)
+        checks.append((f"exactly {render(wanted['equals'])}", wanted["equals"] == seen))
     if events.includes is not None:
-        checks.append((f"including {list(events.includes)} in order",
+        wanted["includes"] = list(events.includes)
+        checks.append((f"including {render(wanted['includes'])} in order",
                        _subsequence(events.includes, seen)))
     if events.excludes is not None:
-        checks.append((f"none of {list(events.excludes)}",
-                       not set(events.excludes) & set(seen)))
-    return Verdict(all(ok for _, ok in checks), " and ".join(t for t, _ in checks), str(seen))
+        wanted["excludes"] = list(events.excludes)
+        checks.append((f"none of {render(wanted['excludes'])}",
+                       not any(event in events.excludes for event in seen)))
+    return Verdict(all(ok for _, ok in checks), " and ".join(t for t, _ in checks),
+                   render(seen), wanted, seen)
 
 
 def _log_count(stage: Stage, count: LogCount) -> Verdict:
@@ -164,30 +192,34 @@ def _log_count(stage: Stage, count: LogCount) -> Verdict:
     found = len(stage.world.log.select(count.record, **match))
     where = f" where {render(match)}" if match else ""
     return Verdict(matches(count.count, found),
-                   f"{count.record} records{where}: {describe(count.count)}", str(found))
+                   f"{count.record} records{where}: {describe(count.count)}", str(found),
+                   {"record": count.record, "where": match, "count": matcher_json(count.count)},
+                   {"count": found})
 
 
 def _response(expectation: Expectation, response: Response) -> Verdict:
     body = response.json() if response.body else None
     if isinstance(expectation, ResponseStatus):
         return Verdict(matches(expectation.matcher, response.status),
-                       describe(expectation.matcher), _answer(response))
-    if isinstance(expectation, ResponseHeader):
-        value = response.header(expectation.name)
-        found = MISSING if value is None else value
+                       describe(expectation.matcher), _answer(response),
+                       matcher_json(expectation.matcher), response.status)
+    if isinstance(expectation, ResponseHeader | ResponseField):
+        if isinstance(expectation, ResponseHeader):
+            name, value = expectation.name, response.header(expectation.name)
+            found = MISSING if value is None else value
+        else:
+            name = expectation.path
+            found = lookup(body, parse_field_path(expectation.path))
         return Verdict(matches(expectation.matcher, found), describe(expectation.matcher),
-                       render(found))
-    if isinstance(expectation, ResponseField):
-        value = lookup(body, parse_field_path(expectation.path))
-        return Verdict(matches(expectation.matcher, value), describe(expectation.matcher),
-                       render(value))
+                       render(found), {name: matcher_json(expectation.matcher)},
+                       fields_json([(name, found)]))
     assert isinstance(expectation, ResponseError)
     errors = body.get("errors", []) if isinstance(body, dict) else []
     wanted = dict(expectation.fields)
     hit = any(all(same(e.get(k, MISSING), v) for k, v in wanted.items()) for e in errors)
     shown = [{k: e.get(k) for k in ("type", "code", "param")} for e in errors]
     return Verdict(hit, f"an error with {render(wanted)}", render(shown) if shown else
-                   f"no errors (status {response.status})")
+                   f"no errors (status {response.status})", wanted, shown)
 
 
 def check(stage: Stage, expectation: Expectation, response: Response | None) -> Verdict:
@@ -207,9 +239,10 @@ def check(stage: Stage, expectation: Expectation, response: Response | None) -> 
         return _conservation(stage)
     if isinstance(expectation, Digest):
         digest = stage.world.log.digest()
-        return Verdict(digest == expectation.digest, expectation.digest, digest)
+        return Verdict(digest == expectation.digest, expectation.digest, digest,
+                       expectation.digest, digest)
     if isinstance(expectation, Timing):
-        return _timing(stage, expectation)
+        return judge_timing(stage, expectation)
     if isinstance(expectation, Events):
         return _events(stage, expectation)
     if isinstance(expectation, LogCount):

@@ -160,7 +160,10 @@ class Conservation:
 
 @frozen
 class Timing:
-    """The time from ``after`` (default: the start) to ``of`` equals / is within bounds."""
+    """The time from ``after`` (default: the start) to ``of`` equals / is within bounds.
+
+    ``of`` before ``after`` (a negative interval) fails, whatever the bounds, unless
+    ``allow_negative``: then the signed interval is held to ``at_most`` alone."""
 
     site: Site
     of: Fact
@@ -168,6 +171,13 @@ class Timing:
     equals_ms: int | None = None
     at_least_ms: int | None = None
     at_most_ms: int | None = None
+    allow_negative: bool = False
+
+    @property
+    def names_last(self) -> bool:
+        """Whether ``of`` or ``after`` picks the last match (``nth: last``): such a check is
+        judged when the run ends, the last match being the run's last."""
+        return any(fact is not None and fact.nth < 0 for fact in (self.of, self.after))
 
 
 @frozen

@@ -1,11 +1,13 @@
 """Evaluating a ``Matcher`` on a JSON value, and rendering values for results.
 
-Public names: ``describe``, ``matches``, ``render``, ``same``.
+Public names: ``describe``, ``fields_json``, ``matcher_json``, ``matches``, ``render``,
+``same``.
 
 Equality is JSON equality: ``true`` is not ``1``, ``"100.00"`` is not ``"100.0"`` (wire
-amounts are strings, compared as written). The order checks (``gt``, ``ge``, ``lt``, ``le``)
-compare numbers and decimal strings as exact decimals. A path that leads nowhere is
-``MISSING``: it satisfies only ``exists: false`` and ``not``/``not_in``.
+amounts are strings, compared as written; a ``balances`` expectation is not a matcher: it
+compares amounts as decimals, ``clearing_sim.scenario.checks``). The order checks (``gt``,
+``ge``, ``lt``, ``le``) compare numbers and decimal strings as exact decimals. A path that
+leads nowhere is ``MISSING``: it satisfies only ``exists: false`` and ``not``/``not_in``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from clearing_sim.scenario.expectations import Matcher
 from clearing_sim.scenario.fieldpath import MISSING
 
-__all__ = ["describe", "matches", "render", "same"]
+__all__ = ["describe", "fields_json", "matcher_json", "matches", "render", "same"]
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
@@ -114,3 +116,15 @@ def describe(matcher: Matcher) -> str:
     for name, arg in matcher.checks:
         parts.append(render(arg) if name == "equals" else f"{name} {render(arg)}")
     return " and ".join(parts)
+
+
+def matcher_json(matcher: Matcher) -> dict[str, Any]:
+    """The matcher as a JSON value, always as named checks: ``{"equals": 201}``,
+    ``{"in": [200, 201]}``, ``{"ge": "99.00", "lt": "100.01"}``."""
+    return {name: arg for name, arg in matcher.checks}
+
+
+def fields_json(values: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Field path → the value found there, as a JSON object; a path that leads nowhere
+    (``MISSING``) is left out, so the object lacks it as the response did."""
+    return {path: value for path, value in values if value is not MISSING}

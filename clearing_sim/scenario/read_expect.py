@@ -110,8 +110,13 @@ def _timing(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> Ti
     if low is not None and high is not None and low > high:
         r.report(path, f"at_least {raw['at_least']} is more than at_most {raw['at_most']}; "
                  "expected a range that can hold")
+    allow_negative = raw.get("allow_negative") is True
+    if allow_negative and (low is not None or bounds["equals"] is not None):
+        r.report((*path, "allow_negative"), "a negative interval is never at least or equal "
+                 "to a duration, so allow_negative could never let this check pass; expected "
+                 "at_most alone beside allow_negative: true")
     return Timing(r.site(path), read_fact(r, scope, raw["of"], (*path, "of")), after,
-                  bounds["equals"], low, high)
+                  bounds["equals"], low, high, allow_negative)
 
 
 def _one(r: Reader, scope: Scope, key: str, raw: Any, path: FieldPath) -> list[Expectation]:

@@ -17,6 +17,7 @@ from typing import Any
 from attrs import evolve, frozen
 
 from clearing_sim.domain.errors import InvalidRequest
+from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.domain.profile import IssuerProfile, parse_profile
 from clearing_sim.scenario.model import (
     AgentSpec,
@@ -29,17 +30,19 @@ from clearing_sim.scenario.model import (
 from clearing_sim.scenario.read_gateway import read_gateway
 from clearing_sim.scenario.reading import Reader, Symbols
 from clearing_sim.scenario.source import FieldPath
-from clearing_sim.sim.issuer import IssuerBehaviour
+from clearing_sim.sim.issuer import HOLD_POINTS, IssuerBehaviour
 
-__all__ = ["BEHAVIOUR_LATENCIES", "IssuerTerms", "WorldPart", "read_behaviour_changes",
-           "read_issuer_terms", "read_network",
-           "read_receiver", "read_world"]
+__all__ = ["BEHAVIOUR_LATENCIES", "HOLD_POINT_NAMES", "IssuerTerms", "WorldPart",
+           "read_behaviour_changes", "read_issuer_terms", "read_network", "read_receiver",
+           "read_world"]
 
 #: ``behaviour.latency`` keys → ``IssuerBehaviour`` attributes.
 BEHAVIOUR_LATENCIES = {"request": "request_latency", "ack": "ack_latency",
                        "approval": "approval_latency", "execution": "execution_latency",
                        "webhook": "webhook_latency", "refund": "refund_latency"}
 _OUTCOMES = {"rejected": "p_rejected", "failed": "p_failed", "silence": "p_silence"}
+#: ``behaviour.hold_at`` values: where a simulated Mode 2 issuer waits for execute.
+HOLD_POINT_NAMES = tuple(status.value for status in HOLD_POINTS)
 
 
 @frozen
@@ -100,8 +103,8 @@ def _profile(r: Reader, raw: Any, path: FieldPath) -> IssuerProfile | None:
 
 def read_behaviour_changes(r: Reader, raw: dict[str, Any],
                            path: FieldPath) -> tuple[tuple[str, Any], ...]:
-    """``{latency: {...}, outcomes: {...}}`` → ``IssuerBehaviour`` attribute changes. An
-    unknown name is skipped: the schema has reported it (with a "did you mean")."""
+    """``{latency: {...}, outcomes: {...}, hold_at: ...}`` → ``IssuerBehaviour`` attribute
+    changes. An unknown name is skipped: the schema has reported it (with a "did you mean")."""
     changes: list[tuple[str, Any]] = []
     for name, value in r.get(raw, path, "latency", {}).items():
         latency = r.latency((*path, "latency", name), value)
@@ -110,6 +113,9 @@ def read_behaviour_changes(r: Reader, raw: dict[str, Any],
     for name, value in r.get(raw, path, "outcomes", {}).items():
         if name in _OUTCOMES:
             changes.append((_OUTCOMES[name], float(value)))
+    hold_at = r.get(raw, path, "hold_at")
+    if isinstance(hold_at, str) and hold_at in HOLD_POINT_NAMES:  # else the schema reported it
+        changes.append(("hold_at", InstructionStatus(hold_at)))
     return tuple(changes)
 
 

@@ -5,7 +5,8 @@ Public names: ``Outcome``, ``combined_digest``, ``errors_json``, ``failure_lines
 
 An ``Outcome`` is one scenario's result with the wall time its run took (measured by the
 door that ran it: the engine never reads a wall clock). The text form is what the CLI and
-the pytest plugin print; JSON mirrors it field for field; JUnit XML has one ``testsuite`` per
+the pytest plugin print; JSON mirrors it field for field, each result's expected and actual
+as JSON values (the text line beside them as ``message``); JUnit XML has one ``testsuite`` per
 scenario and one ``testcase`` per expectation, named by its step (its ``name:``, else its
 index) and field path, not its line, so a CI dashboard's history survives edits elsewhere in
 the file; expectations a stopped step left unchecked are ``<skipped>``; a file that could not
@@ -58,10 +59,13 @@ def combined_digest(results: Sequence[ScenarioResult]) -> str:
     return hashlib.sha256("\n".join(r.digest for r in results).encode()).hexdigest()
 
 
-def _check_json(check: CheckResult) -> dict[str, Any]:
+def _check_json(check: CheckResult, path: str) -> dict[str, Any]:
+    """One result: ``expected`` and ``actual`` as JSON values (lists, strings, numbers,
+    objects), ``message`` the line the text output prints for it."""
     return {"step": check.step, "case": check.case_name(), "line": check.line,
             "column": check.column, "field": check.field, "passed": check.passed,
-            "expected": check.expected, "actual": check.actual, "stopped": check.stopped}
+            "expected": check.expected_value, "actual": check.actual_value,
+            "message": check.render(path), "stopped": check.stopped}
 
 
 def to_json(outcomes: Sequence[Outcome]) -> dict[str, Any]:
@@ -75,8 +79,8 @@ def to_json(outcomes: Sequence[Outcome]) -> dict[str, Any]:
             "virtual": duration_text(o.result.virtual_ms), "wallSeconds": round(o.wall_s, 6),
             "digest": o.result.digest, "records": o.result.records,
             "replay": replay_line(o.result),
-            "results": [_check_json(c) for c in o.result.results],
-            "skipped": [_check_json(c) for c in o.result.skipped]}
+            "results": [_check_json(c, o.result.path) for c in o.result.results],
+            "skipped": [_check_json(c, o.result.path) for c in o.result.skipped]}
             for o in outcomes],
         "counts": {"scenarios": len(results), "passed": sum(r.passed for r in results),
                    "failed": sum(not r.passed for r in results)},

@@ -3,17 +3,23 @@
 Public names: ``CheckResult``, ``ScenarioResult``, ``Verdict``, ``duration_text``.
 
 A ``CheckResult`` says which expectation (line, column, field path, step), what was expected
-and what was found. A step that could not be carried out (a ``wait_until`` whose deadline
-passed, a ``save`` whose field is absent, an ``advance`` into the past) is a failed result
-too, flagged ``stopped``: the run ends there, since later steps build on it. The
-``ScenarioResult`` carries the seed and the log's digest, so a failure can be replayed and a
-pass compared run against run. Expectations that were never checked because an earlier step
-stopped the run are listed apart, as ``skipped`` (their ``actual`` says where it stopped).
+and what was found, twice: as text for people (``expected``, ``actual``: JSON values inside
+words, never a Python repr) and as JSON values for machines (``expected_value``,
+``actual_value``: lists, strings, numbers, objects; ``run --json`` carries these). A step that
+could not be carried out (a ``wait_until`` whose deadline passed, a ``save`` whose field is
+absent, an ``advance`` into the past) is a failed result too, flagged ``stopped``: the run
+ends there, since later steps build on it. The ``ScenarioResult`` carries the seed and the
+log's digest, so a failure can be replayed and a pass compared run against run. Expectations
+that were never checked because an earlier step stopped the run are listed apart, as
+``skipped`` (their ``actual`` says where it stopped).
 """
 
 from __future__ import annotations
 
-from attrs import frozen
+from typing import Any
+
+import attrs
+from attrs import Factory, frozen
 
 from clearing_sim.domain.timefmt import duration_text
 
@@ -22,11 +28,14 @@ __all__ = ["CheckResult", "ScenarioResult", "Verdict", "duration_text"]
 
 @frozen
 class Verdict:
-    """One expectation evaluated: did it hold, what was expected, what was found."""
+    """One expectation evaluated: did it hold, what was expected, what was found, as text
+    (``expected``, ``actual``) and as JSON values (``expected_value``, ``actual_value``)."""
 
     passed: bool
     expected: str
     actual: str
+    expected_value: Any
+    actual_value: Any
 
 
 @frozen
@@ -40,6 +49,9 @@ class CheckResult:
     actual: str
     stopped: bool = False  # the step itself failed; no later step ran
     step_name: str | None = None  # the step's ``name:``, when it has one
+    # JSON values of expected and actual (default: the text, for a step that failed)
+    expected_value: Any = attrs.field(default=Factory(lambda self: self.expected, takes_self=True))
+    actual_value: Any = attrs.field(default=Factory(lambda self: self.actual, takes_self=True))
 
     def case_name(self) -> str:
         """A name that survives edits elsewhere in the file: the step (by its ``name:``, else

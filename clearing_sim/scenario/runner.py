@@ -13,6 +13,12 @@ step's saves are taken and its expectations checked, each one result.
 A failed expectation does not stop the run (every failure is worth seeing); a step that could
 not be carried out does: its result is flagged ``stopped`` and no later step runs. ``fault``
 steps are carried out by ``clearing_sim.scenario.channel``.
+
+A ``timing`` expectation whose ``of`` or ``after`` picks ``nth: last`` is judged when the run
+ends, after its last step: "last" is the run's last match, not the last one so far (checked at
+its step, it picked an earlier delivery whose successor had not been sent yet). Its references
+are resolved at its step; its result keeps its place among its step's results. A run that
+stopped never reached its end: such checks are listed as skipped.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from clearing_sim.scenario.expectations import (
     ResourceState,
     ResponseStatus,
     Site,
+    Timing,
     TransactionState,
 )
 from clearing_sim.scenario.fieldpath import MISSING, lookup, parse_field_path
@@ -47,6 +54,7 @@ from clearing_sim.scenario.model import (
 )
 from clearing_sim.scenario.results import CheckResult, ScenarioResult, Verdict, duration_text
 from clearing_sim.scenario.stage import SetupFailed, Stage, StepFailed
+from clearing_sim.scenario.timing import judge_timing
 from clearing_sim.service.messages import Response, encode_json
 from clearing_sim.service.wire import transaction_full
 from clearing_sim.sim.issuer import IssuerGateway
@@ -56,6 +64,10 @@ __all__ = ["play", "run_scenario"]
 _ACTION_KEYS = {Call: "call", Arm: "arm", Advance: "advance", WaitUntil: "wait_until",
                 Resolve: "operator", SetIssuerBehaviour: "operator"}
 _ARMED = Matcher((("equals", 200),))
+
+#: A check judged when the run ends: where its result goes in the results, its step, and
+#: the check with its facts' references resolved at that step.
+Deferred = tuple[int, Step, Timing]
 
 
 def _ms(ms: int) -> str:
@@ -116,17 +128,18 @@ def _holds(stage: Stage, condition: TransactionState | ResourceState | Fact) -> 
     if isinstance(condition, Fact):
         at = stage.fact_ms(condition)
         return Verdict(at is not None, "the fact", "it has not happened" if at is None
-                       else f"it happened at {_ms(at)}")
+                       else f"it happened at {_ms(at)}", None, at)
     if isinstance(condition, ResourceState):
         return check(stage, condition, None)
     # Read silently (no api.request record per event): the same fields a GET would answer.
     tx = stage.world.transactions.get(str(stage.fill(condition.id)))
     if tx is None:
-        return Verdict(False, "the transaction", "no such transaction")
+        return Verdict(False, "the transaction", "no such transaction", None, None)
     data = transaction_full(tx, stage.world.epoch_ms)
     failed = [(path, lookup(data, parse_field_path(path))) for path, m in condition.fields
               if not matches(m, lookup(data, parse_field_path(path)))]
-    return Verdict(not failed, "fields", ", ".join(f"{p}={render(v)}" for p, v in failed))
+    return Verdict(not failed, "fields", ", ".join(f"{p}={render(v)}" for p, v in failed),
+                   None, None)
 
 
 def _wait(stage: Stage, wait: WaitUntil) -> None:
@@ -198,7 +211,9 @@ def _save(stage: Stage, step: Step, response: Response) -> None:
 
 def _result(step: Step, site: Site, verdict: Verdict) -> CheckResult:
     return CheckResult(step.index, site.line, site.column, site.field, verdict.passed,
-                       verdict.expected, verdict.actual, step_name=step.name)
+                       verdict.expected, verdict.actual, step_name=step.name,
+                       expected_value=verdict.expected_value,
+                       actual_value=verdict.actual_value)
 
 
 def _unchecked(step: Step, site: Site, where: str) -> CheckResult:
@@ -208,7 +223,7 @@ def _unchecked(step: Step, site: Site, where: str) -> CheckResult:
 
 
 def _run_step(stage: Stage, step: Step, results: list[CheckResult],
-              skipped: list[CheckResult]) -> None:
+              skipped: list[CheckResult], deferred: list[Deferred]) -> None:
     if step.name is not None:
         stage.step_ms.setdefault(step.name, stage.world.now_ms)
     try:
@@ -231,6 +246,11 @@ def _run_step(stage: Stage, step: Step, results: list[CheckResult],
         if failure is not None and not isinstance(expectation, ResponseStatus):
             # what depends on the missing save cannot be checked
             skipped.append(_unchecked(step, expectation.site, _action_site(step).field))
+            continue
+        if isinstance(expectation, Timing) and expectation.names_last:
+            after = None if expectation.after is None else stage.resolved(expectation.after)
+            deferred.append((len(results), step, evolve(
+                expectation, of=stage.resolved(expectation.of), after=after)))
             continue
         results.append(_result(step, expectation.site, check(stage, expectation, response)))
     if failure is not None:
@@ -258,6 +278,7 @@ def play(scenario: Scenario, seed: int | None = None,
     stage = Stage(scenario, used)
     results: list[CheckResult] = []
     skipped: list[CheckResult] = []
+    deferred: list[Deferred] = []
     remaining = list(scenario.steps)
     try:
         stage.open()
@@ -265,7 +286,7 @@ def play(scenario: Scenario, seed: int | None = None,
             step = remaining.pop(0)
             started = clock() if clock is not None else 0.0
             try:
-                _run_step(stage, step, results, skipped)
+                _run_step(stage, step, results, skipped, deferred)
             except StepFailed as error:
                 site = _action_site(step)
                 results.append(CheckResult(step.index, site.line, site.column, site.field,
@@ -281,8 +302,14 @@ def play(scenario: Scenario, seed: int | None = None,
     stopped = next((r for r in results if r.stopped), None)
     if stopped is not None:
         where = f"{stopped.field} (line {stopped.line})"
+        skipped.extend(_unchecked(step, timing.site, f"{where}, before the end of the run "
+                                  "that nth: last is judged at") for _, step, timing in deferred)
         skipped.extend(_unchecked(step, expectation.site, where)
                        for step in remaining for expectation in step.expectations)
+    else:
+        for position, step, timing in reversed(deferred):
+            results.insert(position, _result(step, timing.site,
+                                             judge_timing(stage, timing, resolved=True)))
     log = stage.world.log
     return ScenarioResult(scenario.path, scenario.name, used, tuple(results),
                           stage.world.now_ms, log.digest(), len(log), tuple(skipped)), stage

@@ -220,15 +220,28 @@ class Stage:
         return substitute(value, self.resolve)
 
     # facts ----------------------------------------------------------------------------------
-    def fact_ms(self, fact: Fact) -> int | None:
-        """The virtual time of ``fact``, or ``None`` if it has not happened (yet)."""
+    def resolved(self, fact: Fact) -> Fact:
+        """``fact`` with the ``${…}`` of its ``transaction`` and ``where`` resolved now (a
+        check judged later must look for what its step meant, whatever is saved since)."""
+        transaction: Any = None if fact.transaction is None else self.fill(fact.transaction)
+        return evolve(fact, transaction=transaction,
+                      where=tuple((k, self.fill(v)) for k, v in fact.where))
+
+    def fact_ms(self, fact: Fact, *, resolved: bool = False) -> int | None:
+        """The virtual time of ``fact``, or ``None`` if it has not happened (yet).
+
+        ``nth`` counts matches in the order they happened: log order, and for webhook
+        attempts the order they were sent. ``resolved``: the fact's references are resolved
+        already (``resolved()``)."""
+        if not resolved:
+            fact = self.resolved(fact)
         if fact.step is not None:
             return self.step_ms.get(fact.step)
         if fact.attempt is not None:
             return self._attempt_ms(fact)
-        match: dict[str, Any] = {str(k): self.fill(v) for k, v in fact.where}
+        match: dict[str, Any] = {str(k): v for k, v in fact.where}
         if fact.transaction is not None:
-            match["transactionId"] = self.fill(fact.transaction)
+            match["transactionId"] = fact.transaction
         if fact.event is not None:
             match["event"] = fact.event
         kind = "transaction.state" if fact.event is not None else fact.record
@@ -237,16 +250,20 @@ class Stage:
         return None if picked is None else picked.at_ms
 
     def _attempt_ms(self, fact: Fact) -> int | None:
-        """When attempt n of a delivery to the subscription was sent (known once answered)."""
+        """When attempt n of a delivery to the subscription was sent (known once answered).
+
+        Attempts are logged when answered; a slow answer is logged after a quicker later
+        one, so they are counted in the order they were sent."""
         assert fact.webhook is not None
         found = self.world.log.select("webhook.attempt", attempt=fact.attempt,
                                       subscriptionId=self.webhooks[fact.webhook]["id"])
         if fact.transaction is not None:
-            tx_id = self.fill(fact.transaction)
-            events = {e.id for e in self.world.webhooks.events if e.transaction_id == tx_id}
+            events = {e.id for e in self.world.webhooks.events
+                      if e.transaction_id == fact.transaction}
             found = [r for r in found if r["eventId"] in events]
-        picked = _nth(found, fact.nth)
-        return None if picked is None else int(str(picked["sentAtMs"]))
+        sent = sorted(int(str(r["sentAtMs"])) for r in found)
+        picked = _nth(sent, fact.nth)
+        return None if picked is None else int(picked)
 
 
 def _nth(found: list[Any], nth: int) -> Any:

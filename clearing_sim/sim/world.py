@@ -388,8 +388,8 @@ class World:
         target = saga.next_decision() if outcome is Outcome.REJECTED else saga.next_instructed()
         if target is None and outcome is Outcome.REJECTED:
             raise NotAllowed.one("transactionId", "issuer_decided",
-                                 "every issuer of this transaction has already approved: "
-                                 "a rejection can no longer come")
+                                 "every issuer of this transaction has already decided "
+                                 "(APPROVED or later): a rejection can no longer come")
         if target is None:
             raise NotAllowed.one("transactionId", "no_issuer_instruction",
                                  "every issuer instruction of this transaction is complete")

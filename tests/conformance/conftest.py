@@ -14,6 +14,11 @@ from clearing_sim.conformance.receiver_server import (
     receiver_app,
     wall_clock_s,
 )
+from clearing_sim.conformance.receiver_variants import (
+    AckFirstReceiver,
+    ReceiverDefect,
+    defective,
+)
 from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver
 
 SECRET = "whsec_conformance_test_secret"
@@ -37,22 +42,32 @@ def free_ports(count: int) -> list[int]:
 
 
 Serve = Callable[[str], tuple[ReceiverServer, int]]
+#: ``serve_receiver`` kinds besides the defects' names (``ReceiverDefect``)
+KINDS = ("reference", "naive", "ack-first")
 
 
 @pytest.fixture
 def serve_receiver() -> Iterator[Serve]:
-    """``serve_receiver("reference" | "naive")``: a receiver server and the kit's shim port it
-    fetches from (the kit's shim must be started on that port, seed 0); stopped after."""
+    """``serve_receiver(kind)``: a receiver server (``KINDS`` or a ``ReceiverDefect`` value)
+    and the kit's shim port it fetches from (the kit's shim must be started on that port,
+    seed 0); stopped after."""
     servers: list[ReceiverServer] = []
+    workers: list[AckFirstReceiver] = []
 
     def start(kind: str) -> tuple[ReceiverServer, int]:
         port = free_port()
+        source = HttpTransactionSource(f"http://127.0.0.1:{port}/api/v1")
         hook: ReferenceReceiver | NaiveReceiver
         if kind == "naive":
             hook = NaiveReceiver(SECRET, wall_clock_s, None)
+        elif kind == "reference":
+            hook = ReferenceReceiver(source, shim_api_key(0), SECRET, wall_clock_s)
+        elif kind == "ack-first":
+            hook = AckFirstReceiver(source, shim_api_key(0), SECRET, wall_clock_s)
+            workers.append(hook)
         else:
-            hook = ReferenceReceiver(HttpTransactionSource(f"http://127.0.0.1:{port}/api/v1"),
-                                     shim_api_key(0), SECRET, wall_clock_s)
+            hook = defective(ReceiverDefect(kind), source, shim_api_key(0), SECRET,
+                             wall_clock_s)
         server = ReceiverServer(receiver_app(hook)).start()
         servers.append(server)
         return server, port
@@ -60,3 +75,5 @@ def serve_receiver() -> Iterator[Serve]:
     yield start
     for server in servers:
         server.stop()
+    for worker in workers:
+        worker.close()

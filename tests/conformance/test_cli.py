@@ -100,13 +100,19 @@ def test_the_reference_receiver_exits_0_and_writes_every_report(tmp_path: Path,
 def test_the_naive_receiver_exits_1_and_json_names_the_failures(serve_receiver: Serve) -> None:
     server, port = serve_receiver("naive")
     result = CliRunner().invoke(main, _kit(f"{server.url}/webhooks", "--secret", SECRET,
-                                           "--shim-port", str(port), "--json"))
+                                           "--shim-port", str(port), "--json",
+                                           "--process-within", "1"))
     assert result.exit_code == 1
     report = json.loads(result.stdout)
-    assert report["exitCode"] == 1 and report["counts"]["fail"] == 5
+    assert report["exitCode"] == 1 and report["counts"]["fail"] == 7
     assert {c["id"] for c in report["checks"] if c["verdict"] == "fail"} == {
-        "timestamp-stale", "timestamp-future", "fetch-before-answer", "reentry-not-duplicate",
-        "reordered-pair"}
+        "timestamp-stale", "timestamp-future", "refusal-not-remembered",
+        "fetch-failure-retried", "reentry-not-duplicate", "reordered-pair",
+        "fetch-after-delivery"}
+    skipped = {c["id"]: c["reason"] for c in report["checks"] if c["verdict"] == "skip"}
+    assert set(skipped) == {"state-after-fetch", "view-matches-service"}
+    assert all(reason.startswith("no --probe-url") for reason in skipped.values())
+    assert "time limit: 1 s after an answer" in " ".join(report["notes"])
 
 
 @pytest.mark.parametrize("args", [
@@ -118,6 +124,10 @@ def test_the_naive_receiver_exits_1_and_json_names_the_failures(serve_receiver: 
     _kit("http://[", "--secret", "s"), _kit("http://x", "--secret", "s", "--probe-url", "http://["),
     _kit("http://127.0.0.1:99999/x", "--secret", "s"),  # was OverflowError inside httpx
     _kit("http://127.0.0.1:0/x", "--secret", "s"),
+    _kit("http://x", "--secret", "s", "--process-within", "0"),
+    ["receiver", "serve", "--secret", "s", "--defect", "no-such-defect", "--api-base-url",
+     "http://x", "--api-key", "k"],
+    ["receiver", "serve", "--secret", "s", "--naive", "--ack-first"],
     ["receiver", "serve", "--secret", "s"], ["receiver", "serve"],
     ["receiver", "serve", "--secret", "s", "--api-base-url", "x", "--api-key", "k"],
 ])

@@ -76,7 +76,7 @@ def test_an_issuer_with_its_own_profile_and_behaviour(client: Client) -> None:
     body = issuer_body("Stellar Sterling", "GBPS", "stellar", profile=MODE_1_PROFILE,
                        behaviour={"latency": {"request": "50ms",
                                               "approval": {"uniform": ["1s", "2s"]}},
-                                  "outcomes": {"rejected": 0.25}})
+                                  "outcomes": {"rejected": 0.25}, "holdAt": "APPROVED"})
     created = client.op("POST", "/sim/v1/participants", body)
     assert created.status_code == 201, created.text
     issuer_id = created.json()["data"]["participantId"]
@@ -85,6 +85,7 @@ def test_an_issuer_with_its_own_profile_and_behaviour(client: Client) -> None:
     assert behaviour["latency"]["request"] == {"fixed": 50}
     assert behaviour["latency"]["approval"] == {"uniform": [1000, 2000]}
     assert behaviour["outcomes"] == {"rejected": 0.25, "failed": 0.0, "silence": 0.0}
+    assert behaviour["holdAt"] == "APPROVED"  # votes first; the default is PENDING_APPROVAL
     profile = client.sim.world.participants[issuer_id].profile
     assert profile.mode.value == "MODE_1_DELEGATED_SIGNING"
 
@@ -116,6 +117,10 @@ def test_an_issuer_with_its_own_profile_and_behaviour(client: Client) -> None:
      "behaviour.outcomes"),
     ({"kind": "stablecoin_issuer", "name": "X", "behaviour": {"latency": {"ack": "soon"}}},
      400, "invalid_value", "behaviour.latency.ack"),
+    ({"kind": "stablecoin_issuer", "name": "X", "behaviour": {"holdAt": "EXECUTING"}},
+     400, "invalid_value", "behaviour.holdAt"),
+    ({"kind": "stablecoin_issuer", "name": "X", "behaviour": {"holdAt": 2}},
+     400, "invalid_type", "behaviour.holdAt"),
     ({"kind": "clearing_member", "name": " northbank "}, 409, "organisation_name_taken", "name"),
 ])
 def test_a_bad_participant_is_refused_and_changes_nothing(shim: Shim, body: dict[str, Any],

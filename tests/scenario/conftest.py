@@ -20,3 +20,7 @@ def write(tmp_path: Path) -> Callable[[str, str | bytes], Path]:
             target.write_text(text, encoding="utf-8")
         return target
     return _write
+
+
+#: Scenario files that must fail, run by the tests that name them; not collected as items.
+collect_ignore = ["inputs"]

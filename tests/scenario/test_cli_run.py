@@ -95,7 +95,11 @@ def test_json_holds_every_result_and_the_counts(write: Write) -> None:
     failed = next(s for s in doc["scenarios"] if not s["passed"])
     assert failed["replay"] == f"clearing-sim run {wrong} --seed 1"
     bad = [r for r in failed["results"] if not r["passed"]]
-    assert bad and bad[0]["expected"] == 'lifecycleStatus "cancelled"'
+    assert bad and bad[0]["expected"] == {"status": {"equals": 200},
+                                          "fields": {"lifecycleStatus": {"equals": "cancelled"}}}
+    assert bad[0]["actual"] == {"status": 200, "fields": {"lifecycleStatus": "settled"}}
+    assert bad[0]["message"].endswith(
+        'expected lifecycleStatus "cancelled", got lifecycleStatus="settled"')
 
 
 def test_junit_has_a_testcase_per_expectation(write: Write, tmp_path: Path) -> None:
@@ -113,6 +117,33 @@ def test_junit_has_a_testcase_per_expectation(write: Write, tmp_path: Path) -> N
     assert failure is not None and "replay: clearing-sim run" in (failure.text or "")
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["seed"] == "1" and len(props["digest"] or "") == 64
+
+
+EVENTS_WRONG = SETTLES.replace("scenario: base", "scenario: events").replace(
+    "    expect: {transaction: {id: '${tx}', fields: {lifecycleStatus: settled}}}\n",
+    "    expect:\n      events: {transaction: '${tx}', equals: [transaction.received, "
+    "transaction.settled], excludes: [transaction.in_flight]}\n"
+    "      log: {record: transaction.state, where: {transactionId: '${tx}'}, count: 2}\n")
+
+
+def test_json_and_junit_carry_values_not_python_reprs(write: Write, tmp_path: Path) -> None:
+    """Issue 26: ``run --json`` said ``"exactly ['transaction.received', …]"``. Expected and
+    actual are JSON values there; the text in JUnit writes its values as JSON."""
+    path = write("events.yaml", EVENTS_WRONG)
+    target = tmp_path / "junit.xml"
+    doc = json.loads(_invoke(str(path), "--json", "--junit", str(target)).output)
+    events, log = [r for r in doc["scenarios"][0]["results"] if not r["passed"]]
+    seen = ["transaction.received", "transaction.in_flight", "transaction.settled"]
+    assert events["expected"] == {"equals": ["transaction.received", "transaction.settled"],
+                                  "excludes": ["transaction.in_flight"]}
+    assert events["actual"] == seen
+    assert log["expected"]["count"] == {"equals": 2} and log["actual"] == {"count": 3}
+    status = doc["scenarios"][0]["results"][0]
+    assert status["expected"] == {"equals": 201} and status["actual"] == 201
+    messages = [f.get("message") or "" for f in ElementTree.parse(target).iter("failure")]
+    assert messages[0] == ('expected exactly ["transaction.received", "transaction.settled"] '
+                           'and none of ["transaction.in_flight"], got ' + json.dumps(seen))
+    assert not any("['" in m for m in [*messages, events["message"], log["message"]])
 
 
 def test_log_writes_the_canonical_event_log_whose_sha256_is_the_digest(
