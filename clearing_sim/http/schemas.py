@@ -329,6 +329,8 @@ _OPERATOR: dict[str, Schema] = {
     "ConformanceReport": obj({
         "kit": STR, "target": STR, "passed": BOOL, "exitCode": INT,
         "counts": obj({"pass": INT, "fail": INT, "skip": INT}), "notes": array(STR),
+        "score": obj({"passed": INT, "applicable": INT, "percent": {"type": ["number", "null"]},
+                      "notApplied": array(obj({"id": STR, "reason": STR}))}),
         "checks": array(obj({"id": STR, "title": STR, "rule": STR,
                              "verdict": enum("pass", "fail", "skip"), "reason": STR,
                              "durationMs": NUM, "evidence": ANY_OBJECT}))}),
