@@ -10,16 +10,14 @@ API's envelope renders. Handlers are coroutines because the clock's are (an adva
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
-from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from attrs import frozen
 
 from clearing_sim.domain.errors import InvalidRequest, NotFound
 from clearing_sim.domain.timefmt import parse_iso
-from clearing_sim.service.body import Fields, parse_json_object
+from clearing_sim.service.body import Fields, parse_json_object, read_number
 from clearing_sim.service.context import Reply
 from clearing_sim.service.messages import Request
 from clearing_sim.sim.participants import Participant
@@ -80,34 +78,6 @@ class OperatorRoute:
             elif pattern != part:
                 return None
         return params
-
-
-def read_number(f: Fields, name: str, *, low: float, high: float,
-                required: bool = False) -> Decimal | None:
-    """A JSON number (not a boolean, not a string) in ``[low, high]``, exactly as written."""
-    if name not in f.obj or (f.obj[name] is None and not required):
-        if required:
-            f.problem(name, "required", f"{f.path(name)} is required")
-        return None
-    value = f.obj[name]
-    if isinstance(value, bool) or not isinstance(value, int | float) or (
-            isinstance(value, float) and not math.isfinite(value)):
-        f.problem(name, "invalid_type", f"{f.path(name)} must be a number")
-        return None
-    try:
-        exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    except InvalidOperation:  # pragma: no cover - repr of a finite float always parses
-        f.problem(name, "invalid_type", f"{f.path(name)} must be a number")
-        return None
-    if not low <= exact <= high:
-        f.problem(name, "invalid_value", f"{f.path(name)} must be from {_plain(low)} to "
-                                         f"{_plain(high)}")
-        return None
-    return exact
-
-
-def _plain(value: float) -> str:
-    return f"{value:.0f}" if value == int(value) else f"{value}"
 
 
 def read_timestamp_ms(f: Fields, name: str, world: World, *, required: bool = False,
