@@ -1,7 +1,8 @@
 """What an operator route handler gets and gives, and the readers the operator bodies share.
 
-Public names: ``OperatorContext``, ``OperatorRoute``, ``OperatorHandler``, ``read_number``,
-``read_timestamp_ms``, ``no_query``, ``participant_of``.
+Public names: ``OperatorContext``, ``OperatorRoute``, ``OperatorHandler``, ``read_number``
+(``service.body``'s, shared with the scenario reader), ``read_timestamp_ms``, ``no_query``,
+``participant_of``.
 
 The operator surface (``/sim/v1``) is a door like ``/api/v1``: handlers read bodies with the
 API's ``Fields``, refuse with the API's ``DomainError`` codes and answer a ``Reply`` that the
