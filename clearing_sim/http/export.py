@@ -139,7 +139,8 @@ class _Steps:
         if path == "/sim/v1/sessions" and response.status == 201:
             data = json.loads(response.body)["data"]
             key = next((s.key for s in self.sim.staged
-                        if s.participant.id == data["participantId"]), None)
+                        if s.participant.id == data["participantId"]), None) or next(
+                (k for k, added in self.added.items() if added == data["participantId"]), None)
             if key is not None:
                 if key in self.admins.values():
                     self.unsure = (f"{key} was issued a second portal session (a scenario "
@@ -155,7 +156,6 @@ class _Steps:
         raise ExportError(f"entry {entry['n']}: {request.method} {path} has no scenario step; "
                           "record the session against serve --world FILE, whose file names "
                           "the cast")
-
 
     def _added(self, request: Request, response: Response) -> None:
         """``add_participant``: the body as sent, a key from its name, its credentials."""

@@ -259,3 +259,28 @@ def test_participants_the_session_added_become_add_participant_steps(tmp_path: P
     assert {"digest": digest} in [s.get("expect") for s in steps]
     run = CliRunner().invoke(main, ["run", str(out)])
     assert run.exit_code == 0, run.output
+
+
+def test_a_portal_session_for_an_added_participant_is_its_admin_credential(
+        tmp_path: Path) -> None:
+    """A ``POST /sim/v1/sessions`` for a participant the session added names it (it was an
+    export refusal); being its second session (``add_participant`` issued one), the digest is
+    left out and the export says why, as for the file's own cast."""
+    client, journal, world, _ = _journaled(tmp_path)
+    added = client.op("POST", "/sim/v1/participants", {"kind": "clearing_member",
+                                                       "name": "Eastbank"})
+    session = client.op("POST", "/sim/v1/sessions",
+                        {"participantId": added.json()["data"]["participantId"]})
+    token = session.json()["data"]["token"]
+    assert client.get("/api/v1/webhooks", headers={"Authorization": f"Bearer {token}"}) \
+        .status_code == 200
+    client.close()
+    out = tmp_path / "exported.yaml"
+    result = _export(journal, world, out)
+    assert result.exit_code == 0, result.output
+    assert "eastbank was issued a second portal session" in result.output
+    steps = yaml.safe_load(out.read_text())["steps"]
+    [call] = [s["call"] for s in steps if "call" in s]
+    assert (call["as"], call["credential"]) == ("eastbank", "admin")
+    assert not [s for s in steps if "digest" in s.get("expect", {})]
+    assert CliRunner().invoke(main, ["run", str(out)]).exit_code == 0
