@@ -11,8 +11,9 @@ hands it to the writers. The API, in full::
     Exchange(method, url, request_headers, request_body, status, response_headers,
              response_body, elapsed_ms, error)   # one HTTP request and its answer (or error)
     Evidence(exchanges=(...), notes=(...))        # what a verdict rests on, in order
-    Check(id, title, rule, verdict, evidence, reason, duration_ms)
-    Report(kit, target, checks, notes)            # .passed, .counts(), .score()
+    Check(id, title, rule, verdict, evidence, reason, duration_ms, virtual_ms)
+    Report(kit, target, checks, notes, duration_ms, virtual_ms)
+                                                  # .passed, .counts(), .score()
     Verdict.PASS / FAIL / SKIP                    # SKIP: not applicable to this target
     Score(passed, applicable, not_applied)        # checks passed / checks applicable, and
                                                   # each skipped check's id and reason
@@ -32,7 +33,9 @@ unreachable target, before any report exists. Header values of ``Authorization``
 ``Proxy-Authorization`` and ``Cookie`` are masked by every writer (the scheme word is
 kept: ``Bearer ***``); bodies are kept as text (UTF-8, undecodable bytes replaced) up to
 ``BODY_LIMIT`` characters each. Durations are measured by the kit that ran the check; this
-module never reads a clock.
+module never reads a clock. ``duration_ms`` is wall time, the JUnit ``time`` attributes a CI
+dashboard adds up; a kit that runs on a simulated clock also gives ``virtual_ms``, the span of
+virtual time, written as the ``virtualSeconds`` property (JUnit) and ``virtualMs`` (JSON).
 """
 
 from __future__ import annotations
@@ -124,7 +127,8 @@ class Check:
     verdict: Verdict
     evidence: Evidence = Evidence()
     reason: str = ""
-    duration_ms: float = 0.0
+    duration_ms: float = 0.0  # wall time
+    virtual_ms: float | None = None  # virtual time, for a kit on a simulated clock
 
 
 def _checks(values: Iterable[Check]) -> tuple[Check, ...]:
@@ -160,6 +164,13 @@ class Report:
     target: str
     checks: tuple[Check, ...] = field(converter=_checks)
     notes: tuple[str, ...] = field(default=(), converter=_strings)
+    duration_ms: float | None = None  # the run's wall time; None: the checks' sum
+    virtual_ms: float | None = None  # the run's virtual time, for a kit on a simulated clock
+
+    def wall_ms(self) -> float:
+        """The run's wall time: as measured, else the checks' durations added up."""
+        return self.duration_ms if self.duration_ms is not None \
+            else sum(c.duration_ms for c in self.checks)
 
     @property
     def passed(self) -> bool:
@@ -264,7 +275,7 @@ def _exchange_json(exchange: Exchange) -> dict[str, Any]:
 def _check_json(check: Check) -> dict[str, Any]:
     return {"id": check.id, "title": check.title, "rule": check.rule,
             "verdict": check.verdict.value, "reason": check.reason,
-            "durationMs": round(check.duration_ms, 3),
+            "durationMs": round(check.duration_ms, 3), "virtualMs": check.virtual_ms,
             "evidence": {"notes": list(check.evidence.notes),
                          "exchanges": [_exchange_json(e) for e in check.evidence.exchanges]}}
 
@@ -274,6 +285,7 @@ def to_json(report: Report) -> dict[str, Any]:
     return {"kit": report.kit, "target": report.target, "passed": report.passed,
             "exitCode": exit_code(report), "counts": report.counts(),
             "score": _score_json(report.score()), "notes": list(report.notes),
+            "durationMs": round(report.wall_ms(), 3), "virtualMs": report.virtual_ms,
             "checks": [_check_json(c) for c in report.checks]}
 
 
@@ -308,8 +320,15 @@ def _xml_safe(root: ElementTree.Element) -> None:
             node.text = _XML_INVALID.sub("\ufffd", node.text)
 
 
+def _seconds(ms: float) -> str:
+    return f"{ms / 1000:.6f}"
+
+
 def junit_xml(report: Report) -> bytes:
-    """JUnit XML: one ``testsuite`` named after the kit, one ``testcase`` per check."""
+    """JUnit XML: one ``testsuite`` named after the kit, one ``testcase`` per check.
+
+    ``time`` is wall seconds; virtual time, when the kit ran on a simulated clock, is the
+    ``virtualSeconds`` property of the suite and of each testcase."""
     counts = report.counts()
     root = ElementTree.Element("testsuites", name=f"clearing-sim {report.kit} conformance",
                                tests=str(len(report.checks)), failures=str(counts["fail"]),
@@ -317,8 +336,11 @@ def junit_xml(report: Report) -> bytes:
     suite = ElementTree.SubElement(
         root, "testsuite", name=f"{report.kit} conformance", tests=str(len(report.checks)),
         failures=str(counts["fail"]), errors="0", skipped=str(counts["skip"]),
-        time=f"{sum(c.duration_ms for c in report.checks) / 1000:.6f}")
+        time=_seconds(report.wall_ms()))
     properties = ElementTree.SubElement(suite, "properties")
+    if report.virtual_ms is not None:
+        ElementTree.SubElement(properties, "property", name="virtualSeconds",
+                               value=_seconds(report.virtual_ms))
     ElementTree.SubElement(properties, "property", name="target", value=report.target)
     score = report.score()
     ElementTree.SubElement(properties, "property", name="score",
@@ -330,7 +352,10 @@ def junit_xml(report: Report) -> bytes:
     for check in report.checks:
         case = ElementTree.SubElement(suite, "testcase", name=f"{check.id}: {check.title}",
                                       classname=f"conformance.{report.kit}",
-                                      time=f"{check.duration_ms / 1000:.6f}")
+                                      time=_seconds(check.duration_ms))
+        if check.virtual_ms is not None:
+            ElementTree.SubElement(ElementTree.SubElement(case, "properties"), "property",
+                                   name="virtualSeconds", value=_seconds(check.virtual_ms))
         if check.verdict is Verdict.FAIL:
             failure = ElementTree.SubElement(case, "failure", type="conformance",
                                              message=check.reason or check.title)

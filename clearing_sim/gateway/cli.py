@@ -63,19 +63,21 @@ def issuer() -> None:
     """The issuer side: a reference issuer gateway and the certificates it needs."""
 
 
-def _defects(names: tuple[str, ...]) -> frozenset[Defect]:
+def _defects(ctx: click.Context, param: click.Parameter,
+             names: tuple[str, ...]) -> frozenset[Defect]:
+    """``--defect``: eager, so ``--defect list`` prints the table and exits before
+    ``--port`` (required only to serve) is asked for."""
     if "list" in names:
         for defect, info in DEFECTS.items():
             click.echo(f"{defect.value:26} {info.does}")
             click.echo(f"{'':26} breaks: {info.rule}")
             click.echo(f"{'':26} caught by: {', '.join(info.catches)} "
                        f"(modes {', '.join(m[-1] for m in info.modes)})")
-        raise SystemExit(0)
+        ctx.exit(0)
     known = {d.value for d in Defect}
     for name in names:
         if name not in known:
-            raise click.BadParameter(f"unknown defect {name!r}; --defect list shows them",
-                                     param_hint="--defect")
+            raise click.BadParameter(f"unknown defect {name!r}; --defect list shows them")
     return frozenset(Defect(n) for n in names)
 
 
@@ -90,7 +92,8 @@ def _defects(names: tuple[str, ...]) -> frozenset[Defect]:
               show_default=True,
               help="Mode 2: the status held until execute (PENDING_APPROVAL: decide after "
                    "execute, the spec's words; APPROVED: decide first)")
-@click.option("--defect", "defects", multiple=True, metavar="NAME|list",
+@click.option("--defect", "defects", multiple=True, metavar="NAME|list", is_eager=True,
+              callback=_defects,
               help="break one rule of the contract (repeatable); 'list' lists them")
 @click.option("--step-ms", type=click.IntRange(1, 60_000), default=20, show_default=True,
               help="mean wall latency of each status step")
@@ -105,7 +108,7 @@ def _defects(names: tuple[str, ...]) -> frozenset[Defect]:
 @click.option("--webhook-secret", help="the signing secret the service issued")
 @click.option("--webhook-ca", type=_FILE,
               help="verify an https webhook receiver against this CA (default: the system's)")
-def serve(host: str, port: int, seed: int, mode: str, hold_at: str, defects: tuple[str, ...],
+def serve(host: str, port: int, seed: int, mode: str, hold_at: str, defects: frozenset[Defect],
           step_ms: int,
           tls_cert: Path | None, tls_key: Path | None, client_ca: Path | None,
           bearer: str | None, oauth_client_id: str | None, oauth_client_secret: str | None,
@@ -119,7 +122,6 @@ def serve(host: str, port: int, seed: int, mode: str, hold_at: str, defects: tup
       clearing-sim issuer serve --port 8443 --tls-cert certs/issuer-server.crt \\
           --tls-key certs/issuer-server.key --client-ca certs/ca.crt --bearer t0ken
     """
-    chosen = _defects(defects)
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
     if client_ca is not None and tls_cert is None:
@@ -130,7 +132,7 @@ def serve(host: str, port: int, seed: int, mode: str, hold_at: str, defects: tup
         raise click.UsageError(f"--webhook-url {webhook_url!r} is not an http(s) URL")
     try:
         state = ReferenceIssuer(GatewaySettings(
-            seed, f"MODE_{mode}", hold_at, step_ms, webhook_url, webhook_secret, chosen,
+            seed, f"MODE_{mode}", hold_at, step_ms, webhook_url, webhook_secret, defects,
             webhook_ca=webhook_ca))
     except TlsProblem as problem:
         raise click.UsageError(f"--webhook-ca: {problem}") from None
@@ -148,7 +150,7 @@ def serve(host: str, port: int, seed: int, mode: str, hold_at: str, defects: tup
     scheme = "https" if tls else "http"
     held = f", holds at {hold_at}" if mode == "2" else ""
     click.echo(f"reference issuer gateway (mode {mode}{held}, seed {seed}, defects "
-               f"{', '.join(sorted(chosen)) or 'none'}) on "
+               f"{', '.join(sorted(defects)) or 'none'}) on "
                f"{scheme}://{host}:{sock.getsockname()[1]}", err=False)
     sys.stdout.flush()
     options = tls.uvicorn_options() if tls is not None else {}

@@ -21,12 +21,13 @@ before each execute request (skipped in Mode 3: there is no execute).
 
 from __future__ import annotations
 
+import bisect
 import json
 import ssl
 import time
 from typing import Any, cast
 
-from attrs import evolve, frozen
+from attrs import define, evolve, frozen
 
 from clearing_sim.conformance.report import Check, Evidence, Exchange, Report, Verdict
 from clearing_sim.domain.jsontext import parse_untrusted
@@ -117,16 +118,43 @@ def _world(options: KitOptions, queue: CallbackQueue) -> tuple[World, HttpGatewa
     return world, gateway
 
 
-def _run(world: World, gateway: HttpGateway, run: ConformanceRun, limit_s: float) -> None:
-    started = time.monotonic()
+@define
+class WallClock:
+    """When, in wall time, the run reached and left each virtual instant: a check's JUnit
+    ``time`` is the wall seconds it was under way (what a CI dashboard adds up), its virtual
+    span a property."""
+
+    started_s: float  # time.monotonic() when the run started
+    reached: list[tuple[int, float]]  # (virtual ms, wall s since started_s), ascending
+    last_s: float = 0.0  # wall s since started_s of the run's last step
+
+    def step(self, now_ms: int) -> float:
+        """Note one step of the run at ``now_ms``; the wall seconds since it started."""
+        self.last_s = time.monotonic() - self.started_s
+        if now_ms > self.reached[-1][0]:
+            self.reached.append((now_ms, self.last_s))
+        return self.last_s
+
+    def span_ms(self, from_ms: int, to_ms: int) -> float:
+        """Wall ms from the run's reaching ``from_ms`` to its leaving ``to_ms``."""
+        first = bisect.bisect_right(self.reached, (from_ms, float("inf"))) - 1
+        after = bisect.bisect_right(self.reached, (to_ms, float("inf")))
+        left_s = self.reached[after][1] if after < len(self.reached) else self.last_s
+        return 1000 * (left_s - self.reached[max(first, 0)][1])
+
+
+def _run(world: World, gateway: HttpGateway, run: ConformanceRun,
+         limit_s: float) -> WallClock:
+    clock = WallClock(time.monotonic(), [(world.now_ms, 0.0)])
     while run.completed_at_ms is None:
         gateway.take_callbacks()
         if world.env.peek() == float("inf"):
             break
         world.env.step()
-        if time.monotonic() - started > limit_s:
+        if clock.step(world.now_ms) > limit_s:
             raise KitUnusable(f"the run took more than {limit_s:g} s of wall time; the "
                               "gateway answers too slowly")
+    return clock
 
 
 def _exchange(call: Call) -> Exchange:
@@ -151,7 +179,7 @@ def _callback_notes(queue: CallbackQueue, secret: str) -> list[str]:
 
 
 def _checks(run: ConformanceRun, world: World, gateway: HttpGateway, queue: CallbackQueue,
-            mode_2: bool) -> list[Check]:
+            mode_2: bool, clock: WallClock) -> list[Check]:
     checks = []
     steps = webhook_steps(queue)
     for result in run.scenarios:
@@ -173,14 +201,16 @@ def _checks(run: ConformanceRun, world: World, gateway: HttpGateway, queue: Call
         notes += [f"the gateway broke a rule: {problem}" for problem in problems]
         if result.name == "callback_signatures":
             notes += _callback_notes(queue, gateway.webhook_secret)
-        elapsed = 0.0 if result.started_at_ms is None or result.concluded_at_ms is None \
-            else float(result.concluded_at_ms - result.started_at_ms)
+        started, concluded = result.started_at_ms, result.concluded_at_ms
+        virtual = None if started is None or concluded is None else float(concluded - started)
+        wall = 0.0 if started is None or concluded is None \
+            else clock.span_ms(started, concluded)
         reason = "" if verdict is Verdict.PASS else summary
         if verdict is Verdict.FAIL and problems:
             reason = f"the gateway broke a rule: {'; '.join(problems)}. So: {summary}"
         checks.append(Check(result.name, title, rule, verdict,
                             Evidence(cast(Any, [_exchange(c) for c in calls]), cast(Any, notes)),
-                            reason, elapsed))
+                            reason, wall, virtual))
     scenario_of = {r.transaction_id: r.name for r in run.scenarios
                    if r.transaction_id is not None}
     checks.append(waits_for_execute(gateway, queue, run, mode_2, scenario_of))
@@ -218,7 +248,7 @@ def run_kit(options: KitOptions) -> Report:
                                "signingSecret": gateway.webhook_secret}})
                 notes.append(f"provider state 'callbacks go to': {call.status or call.error}")
             run = ConformanceSuite(world).start(gateway.issuer_id)
-            _run(world, gateway, run, options.wall_limit_s)
+            clock = _run(world, gateway, run, options.wall_limit_s)
             time.sleep(0.05)  # late callbacks still count as evidence
             gateway.take_callbacks()
         finally:
@@ -226,6 +256,7 @@ def run_kit(options: KitOptions) -> Report:
         notes += [f"callback TLS handshake failed: {failure[:200]}"
                   for failure in receiver.handshake_failures[:5]]
     notes.append(f"world digest {world.log.digest()}")
-    return Report("issuer", config.base, cast(Any, _checks(run, world, gateway, queue, mode_2)),
-                  cast(Any, notes))
+    checks = _checks(run, world, gateway, queue, mode_2, clock)
+    return Report("issuer", config.base, cast(Any, checks), cast(Any, notes),
+                  1000 * (time.monotonic() - clock.started_s), float(world.now_ms))
 

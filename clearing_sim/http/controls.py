@@ -25,7 +25,6 @@ from typing import Any
 from clearing_sim.domain.errors import NotAllowed, NotFound
 from clearing_sim.domain.latency import Fixed
 from clearing_sim.domain.parties import ParticipantKind
-from clearing_sim.http.behaviour import behaviour_wire, read_behaviour
 from clearing_sim.http.clock import ADVANCE_MS_MAX
 from clearing_sim.http.surface import (
     OperatorContext,
@@ -35,6 +34,7 @@ from clearing_sim.http.surface import (
     read_number,
     read_timestamp_ms,
 )
+from clearing_sim.service.behaviour import behaviour_wire, read_behaviour
 from clearing_sim.service.body import Fields
 from clearing_sim.service.context import Reply
 from clearing_sim.service.wire import transaction_full

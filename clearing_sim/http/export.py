@@ -14,6 +14,11 @@ becomes a step, with an expectation on what the session saw:
   during the session) refuses the export;
 - a clock move is ``advance: {to: <ms>ms}`` (to the virtual instant the session reached);
 - the operator's fix of a parked transaction is ``operator: {resolve: <id>}``;
+- a participant added through ``POST /sim/v1/participants`` is ``operator:
+  {add_participant: {key, …its body}}`` (the same reading and change to the world,
+  ``service.admission``), its ``key`` made from its name (``Eastbank plc`` → ``eastbank-plc``,
+  ``-2`` after a name the file already uses): later calls with the API key or the admin
+  token it was issued are ``as`` that key (``credential: admin`` for the token);
 - at the end: the log's ``digest`` (checked before anything reads the world again; left
   out, and said, when the scenario cannot log what the session logged: a portal session
   issued other than just before its first use), every transaction's state
@@ -21,15 +26,17 @@ becomes a step, with an expectation on what the session saw:
   ``conservation``.
 
 The scenario's world is the world file the session was served with (``serve --world``):
-that is how a scenario names its cast, so the calls and ids are the session's own and the
-digest the session's. A journal whose lineage holds a change no scenario step expresses
-(participants or keys made through ``/sim/v1``, simulated receivers, issuer behaviours, a
-reset, real webhook deliveries) is refused with the entry that needs it (``ExportError``).
+that is how a scenario names its cast (or the session adds it), so the calls and ids are the
+session's own and the digest the session's. A journal whose lineage holds a change no
+scenario step expresses (keys made through ``/sim/v1/api-keys``, simulated receivers, issuer
+behaviours, a reset, real webhook deliveries) is refused with the entry that needs it
+(``ExportError``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import urlencode
 
@@ -71,6 +78,8 @@ class _Steps:
         self.unsure: str | None = None  # why the digest cannot be the session's
         self.session_waiting: str | None = None  # a session not yet used by the next call
         self.after_clock = False  # the last entry was a clock move (a slice of an advance)
+        self.added: dict[str, str] = {}  # key → participant id, of add_participant steps
+        self.names = _file_names(sim)  # every name the file uses: a new key is another
 
     def __call__(self, entry: dict[str, Any], request: Request | None,
                  response: Response | None) -> None:
@@ -130,7 +139,8 @@ class _Steps:
         if path == "/sim/v1/sessions" and response.status == 201:
             data = json.loads(response.body)["data"]
             key = next((s.key for s in self.sim.staged
-                        if s.participant.id == data["participantId"]), None)
+                        if s.participant.id == data["participantId"]), None) or next(
+                (k for k, added in self.added.items() if added == data["participantId"]), None)
             if key is not None:
                 if key in self.admins.values():
                     self.unsure = (f"{key} was issued a second portal session (a scenario "
@@ -138,11 +148,53 @@ class _Steps:
                 self.admins[data["token"]] = key
                 self.session_waiting = data["token"]
                 return
+        if (request.method, path, response.status) == ("POST", "/sim/v1/participants", 201):
+            self._added(request, response)
+            return
         if response.status >= 400:
             return  # refused: it changed nothing a scenario needs
         raise ExportError(f"entry {entry['n']}: {request.method} {path} has no scenario step; "
                           "record the session against serve --world FILE, whose file names "
                           "the cast")
+
+    def _added(self, request: Request, response: Response) -> None:
+        """``add_participant``: the body as sent, a key from its name, its credentials."""
+        body = {k: v for k, v in json.loads(request.body).items() if v is not None}
+        data = json.loads(response.body)["data"]
+        key = base = re.sub(r"[^a-z0-9]+", "-", data["participantName"].lower()).strip("-")
+        if not re.match(r"[a-z]", key):
+            key = base = f"p-{key}".rstrip("-")
+        serial = 1
+        while key in self.names:
+            serial += 1
+            key = f"{base}-{serial}"
+        self.names.add(key)
+        self.names.update(asset["code"] for asset in data["assets"])
+        self.keys[data["apiKey"]] = key
+        self.admins[data["adminToken"]] = key
+        self.added[key] = data["participantId"]
+        self.steps.append({"operator": {"add_participant": {"key": key,
+                                                             **_escaped(body)}}})
+
+
+def _file_names(sim: Simulation) -> set[str]:
+    """The names the world file defines (cast, agents, webhooks, asset codes) and ``now``."""
+    names = {"now", *(s.key for s in sim.staged), *(w.key for w in sim.staged_webhooks)}
+    names.update(asset.code for s in sim.staged for asset in s.participant.assets)
+    if sim.scenario is not None:
+        names.update(agent.key for agent in sim.scenario.agents)
+    return names
+
+
+def _escaped(value: Any) -> Any:
+    """``value`` with every ``${`` written ``$${``: a body is sent as it was, unfilled."""
+    if isinstance(value, str):
+        return value.replace("${", "$${")
+    if isinstance(value, dict):
+        return {k: _escaped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    return value
 
 
 #: what a refused credential is written as: the service refuses it with the same code
@@ -173,14 +225,16 @@ def _final(sim: Simulation, steps: _Steps) -> list[dict[str, Any]]:
     world = sim.world
     ends: list[dict[str, Any]] = []
     balances: dict[str, dict[str, str]] = {}
-    for staged in sim.staged:
-        party = staged.participant
+    cast = [(s.key, s.participant) for s in sim.staged] + [
+        (key, party) for key, participant_id in steps.added.items()
+        for party in world.participants if party.id == participant_id]
+    for key, party in cast:
         held: dict[str, str] = {}
         for ledger, account in party.wallets.items():
             for asset, amount in world.ledgers[ledger].balances.get(account, {}).items():
                 held[asset.code] = f"{amount:f}"
         held["rtgs"] = f"{world.rtgs.balances.get(party.id, 0):.2f}"
-        balances[staged.key] = held
+        balances[key] = held
     states = [{"transaction": {"id": tx.id, "as": steps.initiators[tx.id], "fields": {
         "lifecycleStatus": tx.lifecycle_status.value, "parked": tx.parked,
         "terminal": tx.terminal}}}

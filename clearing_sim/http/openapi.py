@@ -313,10 +313,12 @@ def document() -> dict[str, Any]:
     version_header = {"Service-Version": {"$ref": "#/components/headers/ServiceVersion"}}
     return {
         "openapi": "3.1.0",
-        "info": {"title": "clearing-sim: the clearing service API and the simulator's "
-                          "operator surface",
+        # a short title: generators name the client package after it (clearing_sim_client)
+        "info": {"title": "clearing-sim",
                  "version": __version__,
-                 "description": "/api/v1 is the service's public API (the spec), served on a "
+                 "description": "The clearing service API and the simulator's operator "
+                                "surface. "
+                                "/api/v1 is the service's public API (the spec), served on a "
                                 "simulated world at its virtual time; /sim/v1 is the "
                                 "simulator's operator surface: the virtual clock, the cast, "
                                 "behaviours, deliveries and the event log."},

@@ -331,9 +331,11 @@ _OPERATOR: dict[str, Schema] = {
         "counts": obj({"pass": INT, "fail": INT, "skip": INT}), "notes": array(STR),
         "score": obj({"passed": INT, "applicable": INT, "percent": {"type": ["number", "null"]},
                       "notApplied": array(obj({"id": STR, "reason": STR}))}),
+        "durationMs": NUM, "virtualMs": {"type": ["number", "null"]},
         "checks": array(obj({"id": STR, "title": STR, "rule": STR,
                              "verdict": enum("pass", "fail", "skip"), "reason": STR,
-                             "durationMs": NUM, "evidence": ANY_OBJECT}))}),
+                             "durationMs": NUM, "virtualMs": {"type": ["number", "null"]},
+                             "evidence": ANY_OBJECT}))}),
 }
 
 SCHEMAS: dict[str, Schema] = {**_API, **_OPERATOR}

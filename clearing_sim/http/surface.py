@@ -1,7 +1,8 @@
 """What an operator route handler gets and gives, and the readers the operator bodies share.
 
-Public names: ``OperatorContext``, ``OperatorRoute``, ``OperatorHandler``, ``read_number``,
-``read_timestamp_ms``, ``no_query``, ``participant_of``.
+Public names: ``OperatorContext``, ``OperatorRoute``, ``OperatorHandler``, ``read_number``
+(``service.body``'s, shared with the scenario reader), ``read_timestamp_ms``, ``no_query``,
+``participant_of``.
 
 The operator surface (``/sim/v1``) is a door like ``/api/v1``: handlers read bodies with the
 API's ``Fields``, refuse with the API's ``DomainError`` codes and answer a ``Reply`` that the
@@ -10,16 +11,14 @@ API's envelope renders. Handlers are coroutines because the clock's are (an adva
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
-from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 from attrs import frozen
 
 from clearing_sim.domain.errors import InvalidRequest, NotFound
 from clearing_sim.domain.timefmt import parse_iso
-from clearing_sim.service.body import Fields, parse_json_object
+from clearing_sim.service.body import Fields, parse_json_object, read_number
 from clearing_sim.service.context import Reply
 from clearing_sim.service.messages import Request
 from clearing_sim.sim.participants import Participant
@@ -80,34 +79,6 @@ class OperatorRoute:
             elif pattern != part:
                 return None
         return params
-
-
-def read_number(f: Fields, name: str, *, low: float, high: float,
-                required: bool = False) -> Decimal | None:
-    """A JSON number (not a boolean, not a string) in ``[low, high]``, exactly as written."""
-    if name not in f.obj or (f.obj[name] is None and not required):
-        if required:
-            f.problem(name, "required", f"{f.path(name)} is required")
-        return None
-    value = f.obj[name]
-    if isinstance(value, bool) or not isinstance(value, int | float) or (
-            isinstance(value, float) and not math.isfinite(value)):
-        f.problem(name, "invalid_type", f"{f.path(name)} must be a number")
-        return None
-    try:
-        exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    except InvalidOperation:  # pragma: no cover - repr of a finite float always parses
-        f.problem(name, "invalid_type", f"{f.path(name)} must be a number")
-        return None
-    if not low <= exact <= high:
-        f.problem(name, "invalid_value", f"{f.path(name)} must be from {_plain(low)} to "
-                                         f"{_plain(high)}")
-        return None
-    return exact
-
-
-def _plain(value: float) -> str:
-    return f"{value:.0f}" if value == int(value) else f"{value}"
 
 
 def read_timestamp_ms(f: Fields, name: str, world: World, *, required: bool = False,

@@ -1,6 +1,6 @@
 """A parsed scenario as typed values: the world it builds and the steps it runs.
 
-Public names: ``Action``, ``AgentSpec``, ``Advance``, ``Arm``, ``Call``,
+Public names: ``Action``, ``AddParticipant``, ``AgentSpec``, ``Advance``, ``Arm``, ``Call``,
 ``ForgedIssuerWebhook``, ``IssuerSpec``, ``MemberSpec``, ``NetworkFault``, ``ReceiverOutage``,
 ``ReceiverSpec``, ``Resolve``, ``Save``, ``Scenario``, ``SetIssuerBehaviour``, ``Step``,
 ``WaitUntil``, ``WebhookSpec``, ``WorldSpec``.
@@ -29,8 +29,9 @@ from clearing_sim.scenario.expectations import (
 )
 from clearing_sim.sim.issuer import IssuerBehaviour
 
-__all__ = ["Action", "Advance", "AgentSpec", "Arm", "Call", "ForgedIssuerWebhook", "IssuerSpec",
-           "MemberSpec", "NetworkFault", "ReceiverOutage", "ReceiverSpec", "Resolve", "Save",
+__all__ = ["Action", "AddParticipant", "Advance", "AgentSpec", "Arm", "Call",
+           "ForgedIssuerWebhook", "IssuerSpec", "MemberSpec", "NetworkFault", "ReceiverOutage",
+           "ReceiverSpec", "Resolve", "Save",
            "Scenario", "SetIssuerBehaviour", "Step", "WaitUntil", "WebhookSpec", "WorldSpec"]
 
 
@@ -159,6 +160,15 @@ class SetIssuerBehaviour:
 
 
 @frozen
+class AddParticipant:
+    """``POST /sim/v1/participants`` mid-run (``clearing_sim.service.admission``): ``body``
+    is that route's body, wire names; ``key`` the name later steps give it."""
+
+    key: str
+    body: dict[str, Any]
+
+
+@frozen
 class ReceiverOutage:
     webhook: str
     status: int = 503
@@ -179,8 +189,8 @@ class ForgedIssuerWebhook:
     signature: str = "wrong"  # "missing" | "wrong" | "stale"
 
 
-Action = (Call | Arm | Advance | WaitUntil | Resolve | SetIssuerBehaviour | ReceiverOutage
-          | NetworkFault | ForgedIssuerWebhook)
+Action = (Call | Arm | Advance | WaitUntil | Resolve | SetIssuerBehaviour | AddParticipant
+          | ReceiverOutage | NetworkFault | ForgedIssuerWebhook)
 
 
 @frozen

@@ -17,9 +17,12 @@ from typing import Any
 
 from attrs import define, field
 
+from clearing_sim.domain.errors import DomainError
 from clearing_sim.scenario.expectations import Expectation, TimePoint
+from clearing_sim.scenario.fieldpath import parse_field_path
 from clearing_sim.scenario.model import (
     Action,
+    AddParticipant,
     Advance,
     Arm,
     Call,
@@ -37,6 +40,8 @@ from clearing_sim.scenario.read_world import read_behaviour_changes, read_networ
 from clearing_sim.scenario.reading import ATTRIBUTES, NO_OWNER, Reader, Symbols
 from clearing_sim.scenario.source import FieldPath, iter_paths
 from clearing_sim.scenario.templates import NOW, TemplateError, references
+from clearing_sim.service.admission import read_new_participant
+from clearing_sim.service.body import Fields
 
 __all__ = ["Scope", "read_steps"]
 
@@ -147,9 +152,45 @@ def _wait(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> Wait
     return WaitUntil(condition, timeout, poll)
 
 
+def _add_participant(r: Reader, scope: Scope, raw: dict[str, Any],
+                     path: FieldPath) -> AddParticipant:
+    """The body is read by ``POST /sim/v1/participants``'s own reader, with no world yet:
+    each problem it names is reported at its field. What needs the world is checked here
+    against the file's names (a wallet's asset) or when the step runs (a name taken)."""
+    key, body = raw["key"], {k: v for k, v in raw.items() if k != "key"}
+    try:
+        read_new_participant(Fields(body), None)
+    except DomainError as error:
+        for problem in error.problems:
+            try:
+                where = (*path, *parse_field_path(problem.param or "name"))
+            except ValueError:  # a member name no field path spells: report at the step
+                where = path
+            r.report(where, problem.message)
+    for code in raw.get("wallets", {}):
+        if scope.symbols.kind(code) != "asset":
+            r.report((*path, "wallets", code), f"no issuer issues an asset {code!r} by this "
+                     "step; expected an asset code of the world or of an earlier "
+                     "add_participant", key=True)
+    kind = "member" if raw["kind"] == "clearing_member" else "issuer"
+    names = [(key, kind, (*path, "key"))] + [
+        (asset["code"], "asset", (*path, "assets", i, "code"))
+        for i, asset in enumerate(raw.get("assets", ())) if kind == "issuer"]
+    for name, name_kind, where in names:
+        if scope.symbols.kind(name) is not None:
+            r.report(where, f"{name!r} is already a name of the world; expected a new one")
+            continue
+        scope.symbols.kinds[name] = name_kind
+        if name_kind == "asset":
+            scope.symbols.asset_issuer.setdefault(name, key)
+    return AddParticipant(key, body)
+
+
 def _operator(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> Action:
     if "resolve" in raw:
         return Resolve(raw["resolve"])
+    if "add_participant" in raw:
+        return _add_participant(r, scope, raw["add_participant"], (*path, "add_participant"))
     spec = raw["issuer_behaviour"]
     where = (*path, "issuer_behaviour")
     scope.participant(r, (*where, "issuer"), spec["issuer"], ("issuer",))

@@ -30,19 +30,14 @@ from clearing_sim.scenario.model import (
 from clearing_sim.scenario.read_gateway import read_gateway
 from clearing_sim.scenario.reading import Reader, Symbols
 from clearing_sim.scenario.source import FieldPath
-from clearing_sim.sim.issuer import HOLD_POINTS, IssuerBehaviour
+from clearing_sim.service.behaviour import BEHAVIOUR_LATENCIES, HOLD_POINT_NAMES
+from clearing_sim.sim.issuer import IssuerBehaviour
 
 __all__ = ["BEHAVIOUR_LATENCIES", "HOLD_POINT_NAMES", "IssuerTerms", "WorldPart",
            "read_behaviour_changes", "read_issuer_terms", "read_network", "read_receiver",
            "read_world"]
 
-#: ``behaviour.latency`` keys → ``IssuerBehaviour`` attributes.
-BEHAVIOUR_LATENCIES = {"request": "request_latency", "ack": "ack_latency",
-                       "approval": "approval_latency", "execution": "execution_latency",
-                       "webhook": "webhook_latency", "refund": "refund_latency"}
 _OUTCOMES = {"rejected": "p_rejected", "failed": "p_failed", "silence": "p_silence"}
-#: ``behaviour.hold_at`` values: where a simulated Mode 2 issuer waits for execute.
-HOLD_POINT_NAMES = tuple(status.value for status in HOLD_POINTS)
 
 
 @frozen

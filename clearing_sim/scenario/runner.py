@@ -7,7 +7,9 @@ Every step runs at the world's current virtual time. A ``call`` goes through
 admin (expecting 200 unless the step says otherwise); ``advance`` moves the clock by a
 duration or to a time; ``wait_until`` moves it event by event (or by ``poll``) until the
 condition holds, failing at the deadline; ``operator: resolve`` is the operator's fix
-(``World.resolve``) and ``issuer_behaviour`` replaces fields of an issuer's behaviour. Then the
+(``World.resolve``), ``issuer_behaviour`` replaces fields of an issuer's behaviour and
+``add_participant`` is ``POST /sim/v1/participants`` (``service.admission``: the same reading,
+the same change to the world, the same credentials issued). Then the
 step's saves are taken and its expectations checked, each one result.
 
 A failed expectation does not stop the run (every failure is worth seeing); a step that could
@@ -43,6 +45,7 @@ from clearing_sim.scenario.expectations import (
 from clearing_sim.scenario.fieldpath import MISSING, lookup, parse_field_path
 from clearing_sim.scenario.matchers import matches, render
 from clearing_sim.scenario.model import (
+    AddParticipant,
     Advance,
     Arm,
     Call,
@@ -55,6 +58,8 @@ from clearing_sim.scenario.model import (
 from clearing_sim.scenario.results import CheckResult, ScenarioResult, Verdict, duration_text
 from clearing_sim.scenario.stage import SetupFailed, Stage, StepFailed
 from clearing_sim.scenario.timing import judge_timing
+from clearing_sim.service.admission import admit, read_new_participant
+from clearing_sim.service.body import Fields
 from clearing_sim.service.messages import Response, encode_json
 from clearing_sim.service.wire import transaction_full
 from clearing_sim.sim.issuer import IssuerGateway
@@ -62,7 +67,7 @@ from clearing_sim.sim.issuer import IssuerGateway
 __all__ = ["play", "run_scenario"]
 
 _ACTION_KEYS = {Call: "call", Arm: "arm", Advance: "advance", WaitUntil: "wait_until",
-                Resolve: "operator", SetIssuerBehaviour: "operator"}
+                Resolve: "operator", SetIssuerBehaviour: "operator", AddParticipant: "operator"}
 _ARMED = Matcher((("equals", 200),))
 
 #: A check judged when the run ends: where its result goes in the results, its step, and
@@ -176,6 +181,14 @@ def _operator(stage: Stage, action: Resolve | SetIssuerBehaviour) -> None:
     gateway.behaviour = evolve(gateway.behaviour, **dict(action.changes))
 
 
+def _add_participant(stage: Stage, action: AddParticipant) -> None:
+    try:
+        new = read_new_participant(Fields(stage.fill(action.body)), stage.world)
+    except DomainError as error:
+        raise StepFailed(f"add_participant {action.key}: {error}") from None
+    stage.admitted(action.key, admit(stage.world, stage.api.credentials, new))
+
+
 def _act(stage: Stage, step: Step) -> Response | None:
     action = step.action
     if isinstance(action, Call):
@@ -188,6 +201,8 @@ def _act(stage: Stage, step: Step) -> Response | None:
         _wait(stage, action)
     elif isinstance(action, Resolve | SetIssuerBehaviour):
         _operator(stage, action)
+    elif isinstance(action, AddParticipant):
+        _add_participant(stage, action)
     elif action is not None:
         apply_fault(stage, action)
     return None
@@ -268,14 +283,17 @@ def run_scenario(scenario: Scenario, seed: int | None = None) -> ScenarioResult:
 
 
 def play(scenario: Scenario, seed: int | None = None,
-         clock: Callable[[], float] | None = None) -> tuple[ScenarioResult, Stage]:
+         clock: Callable[[], float] | None = None, *,
+         key_secret: bytes = b"") -> tuple[ScenarioResult, Stage]:
     """``run_scenario``, also answering the stage it ran on (its world, log and saves).
 
     ``clock`` (a door's wall clock, e.g. ``time.perf_counter``; the engine never reads one)
     times each step: ``stage.step_wall_s`` maps a step's index to its seconds.
+    ``key_secret``: what seals the world's key material, as a served world's operator token
+    does (``Simulation.key_secret``); a file's own run has none.
     """
     used = scenario.world.seed if seed is None else seed
-    stage = Stage(scenario, used)
+    stage = Stage(scenario, used, key_secret)
     results: list[CheckResult] = []
     skipped: list[CheckResult] = []
     deferred: list[Deferred] = []

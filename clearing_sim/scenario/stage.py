@@ -9,7 +9,9 @@ creates the webhook subscriptions through the API itself, as their participant w
 log tells the whole story; a subscription's receiver settings become the behaviour of the
 simulated endpoint behind its URL, and ``app: reference`` attaches a ``ReferenceReceiver``
 (with the participant's API key and the subscription's secret) there. Tenant-admin sessions
-are issued when first needed and again when they expire on virtual time. ``resolve``
+are issued when first needed and again when they expire on virtual time; a participant a
+step adds (``admitted``) comes with its API key and a session, as the shim's route issues
+them. ``resolve
 answers ``${…}`` references; ``fact_ms`` finds a fact's virtual time in the log.
 """
 
@@ -24,6 +26,7 @@ from clearing_sim.scenario.expectations import Fact, Site
 from clearing_sim.scenario.fieldpath import MISSING, lookup
 from clearing_sim.scenario.model import AgentSpec, ReceiverSpec, Scenario, WebhookSpec
 from clearing_sim.scenario.templates import NOW, Reference, substitute
+from clearing_sim.service.admission import Admitted
 from clearing_sim.service.api import ServiceAPI
 from clearing_sim.service.auth import SESSION_TTL_S
 from clearing_sim.service.messages import Request, Response
@@ -141,6 +144,17 @@ class Stage:
         if as_ in self.agents:
             return self.keys[self.agents[as_]["member"]]
         return self.session(as_) if credential == "admin" else self.keys[as_]
+
+    def admitted(self, key: str, admitted: Admitted) -> None:
+        """Name a participant a step added, with the credentials it was issued (its session
+        is the one a later ``credential: admin`` step uses, as the session's client did)."""
+        party = admitted.participant
+        self.parties[key] = party
+        self.assets.update((asset.code, asset) for asset in party.assets)
+        self.keys[key] = admitted.api_key
+        now_s = (self.world.epoch_ms + self.world.now_ms) // 1000
+        self._sessions[key] = (admitted.admin_token, now_s + SESSION_TTL_S)
+        self.fiat_total += self.world.rtgs.balances.get(party.id, 0)  # new money, not a leak
 
     def key_of(self, participant_id: str) -> str | None:
         """The symbolic name of a participant id."""

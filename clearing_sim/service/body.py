@@ -1,7 +1,7 @@
 """Reading request bodies: JSON syntax, then fields, every problem named by its path.
 
 Public names: ``parse_json_object``, ``check_text``, ``text_problem``, ``Fields``,
-``BODY_BYTES_MAX``, ``DEPTH_MAX``, ``INT_DIGITS_MAX``.
+``read_number``, ``BODY_BYTES_MAX``, ``DEPTH_MAX``, ``INT_DIGITS_MAX``.
 
 The decoder is the one gate every body passes before anything reads it (docs/semantics.md,
 "Hostile input"): strict UTF-8, JSON without ``NaN``/``Infinity``, no duplicate member names,
@@ -19,8 +19,10 @@ all at once (the first decides the code). JSON's ``true`` is never an integer he
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest, PayloadTooLarge, Problem
@@ -28,7 +30,7 @@ from clearing_sim.domain.jsontext import DEPTH_MAX, INT_DIGITS_MAX, decode_stric
 from clearing_sim.domain.jsontext import JSONRefused as _Refused
 
 __all__ = ["BODY_BYTES_MAX", "DEPTH_MAX", "INT_DIGITS_MAX", "Fields", "check_text",
-           "parse_json_object", "text_problem"]
+           "parse_json_object", "read_number", "text_problem"]
 
 BODY_BYTES_MAX = 1 << 20  # 1 MiB
 
@@ -229,3 +231,31 @@ class Fields:
         self.check_unknown(*extra)
         if self.problems:
             raise InvalidRequest(*self.problems)
+
+
+def read_number(f: Fields, name: str, *, low: float, high: float,
+                required: bool = False) -> Decimal | None:
+    """A JSON number (not a boolean, not a string) in ``[low, high]``, exactly as written."""
+    if name not in f.obj or (f.obj[name] is None and not required):
+        if required:
+            f.problem(name, "required", f"{f.path(name)} is required")
+        return None
+    value = f.obj[name]
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, float) and not math.isfinite(value)):
+        f.problem(name, "invalid_type", f"{f.path(name)} must be a number")
+        return None
+    try:
+        exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    except InvalidOperation:  # pragma: no cover - repr of a finite float always parses
+        f.problem(name, "invalid_type", f"{f.path(name)} must be a number")
+        return None
+    if not low <= exact <= high:
+        f.problem(name, "invalid_value", f"{f.path(name)} must be from {_number_text(low)} to "
+                                         f"{_number_text(high)}")
+        return None
+    return exact
+
+
+def _number_text(value: float) -> str:
+    return f"{value:.0f}" if value == int(value) else f"{value}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from xml.etree import ElementTree
 
+from attrs import evolve
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -83,6 +84,26 @@ def test_junit_has_one_testcase_per_check_with_failures_and_skips_marked() -> No
     assert failure is not None and failure.get("message") == "why"
     assert "> Service-Signature: t=1,v1=ab" in (failure.text or "")
     assert cases[2].find("skipped") is not None and cases[0].find("failure") is None
+
+
+def test_junit_time_is_wall_time_and_virtual_time_a_property() -> None:
+    """Issue 27: ``time`` is what a CI dashboard adds up, so wall seconds; a kit on a
+    simulated clock gives virtual time too, written as the ``virtualSeconds`` property."""
+    plain = _report(Verdict.PASS, Verdict.PASS)
+    timed = evolve(plain, checks=[evolve(c, virtual_ms=900_000.0) for c in plain.checks],
+                   duration_ms=7.5, virtual_ms=1_844_726.0)
+    suite = ElementTree.fromstring(junit_xml(timed)).find("testsuite")
+    assert suite is not None and suite.get("time") == "0.007500"
+    assert suite.find("properties/property[@name='virtualSeconds']").get(  # type: ignore
+        "value") == "1844.726000"
+    for case in suite.findall("testcase"):
+        assert case.get("time") == "0.005000"
+        assert case.find("properties/property[@name='virtualSeconds']").get(  # type: ignore
+            "value") == "900.000000"
+    untimed = ElementTree.fromstring(junit_xml(plain)).find("testsuite")
+    assert untimed is not None and untimed.get("time") == "0.010000"  # the checks' sum
+    assert untimed.find("testcase/properties") is None
+    assert to_json(timed)["virtualMs"] == 1_844_726.0 and to_json(plain)["virtualMs"] is None
 
 
 def test_html_is_one_self_contained_page_with_escaped_evidence() -> None:

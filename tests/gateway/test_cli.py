@@ -45,10 +45,17 @@ def test_certs_signs_a_submitted_csr_with_the_test_ca(tmp_path: Path) -> None:
 
 
 def test_defect_list_names_every_defect_and_what_catches_it() -> None:
-    result = CliRunner().invoke(issuer, ["serve", "--port", "0", "--defect", "list"])
-    assert result.exit_code == 0
+    """``clearing-sim issuer serve --defect list``, as the README writes it: no ``--port``
+    (issue 27: it failed with ``Missing option '--port'``)."""
+    result = CliRunner().invoke(issuer, ["serve", "--defect", "list"])
+    assert result.exit_code == 0, result.output
     for defect, info in DEFECTS.items():
         assert defect.value in result.output and info.catches[0] in result.output
+
+
+def test_serve_still_needs_a_port_to_serve() -> None:
+    result = CliRunner().invoke(issuer, ["serve", "--defect", "unsigned-callbacks"])
+    assert result.exit_code == 2 and "Missing option '--port'" in result.output
 
 
 def test_serve_refuses_bad_usage_with_exit_2(tmp_path: Path) -> None:

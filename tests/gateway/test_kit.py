@@ -10,8 +10,11 @@ catch it fail and the others pass.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from click.testing import CliRunner
@@ -46,17 +49,19 @@ def _mtls(certs: CertBundle) -> list[str]:
 
 
 def test_every_mandatory_scenario_passes_over_mtls_with_an_oauth_token(
-        serve: type[Served], certs: CertBundle, tmp_path: Any) -> None:
+        serve: type[Served], certs: CertBundle, tmp_path: Path) -> None:
     gateway = serve("--tls-cert", str(certs.server_cert), "--tls-key", str(certs.server_key),
                     "--client-ca", str(certs.ca_cert), "--oauth-client-id", "svc",
                     "--oauth-client-secret", "s3cret")
     assert gateway.base_url.startswith("https://127.0.0.1:")
     junit, page = tmp_path / "kit.xml", tmp_path / "kit.html"
+    started = time.monotonic()
     code, report = run_kit(gateway.base_url, *_mtls(certs), "--token-url",
                         gateway.base_url + "/oauth/token", "--client-id", "svc",
                         "--client-secret", "s3cret", "--junit", str(junit),
                         "--html", str(page))
     assert code == 0, _failed(report)
+    _junit_times_are_wall_seconds(junit, report, time.monotonic() - started)
     assert {c["id"] for c in report["checks"]} == SCENARIOS
     verdicts = {c["id"]: c["verdict"] for c in report["checks"]}
     assert verdicts.pop("waits_for_execute") == "skip"  # Mode 3: no execute call
@@ -78,6 +83,28 @@ def test_mode_2_with_a_static_bearer_token_passes(serve: type[Served]) -> None:
     gateway = serve("--mode", "2", "--bearer", "t0ken")
     code, report = run_kit(gateway.base_url, "--mode", "2", "--bearer", "t0ken")
     assert code == 0, _failed(report)
+
+
+def _junit_times_are_wall_seconds(junit: Path, report: dict[str, Any], wall_s: float) -> None:
+    """Issue 27: the JUnit ``time`` a CI dashboard adds up is the wall time of the run (it
+    was virtual time, ``time="1844.7"`` for a 3-second run); the virtual span is the
+    ``virtualSeconds`` property of the suite and of each testcase."""
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite is not None
+
+    def virtual_s(node: ElementTree.Element) -> float:
+        found = node.find("properties/property[@name='virtualSeconds']")
+        assert found is not None, ElementTree.tostring(node)
+        return float(found.get("value", ""))
+
+    assert 0 < float(suite.get("time", "")) <= wall_s
+    assert virtual_s(suite) > 10 * wall_s  # the approval SLA alone is minutes of virtual time
+    silence = next(c for c in suite.iter("testcase") if c.get("name", "").startswith(
+        "silence_parks"))
+    assert float(silence.get("time", "")) <= wall_s < virtual_s(silence)
+    checks = {c["id"]: c for c in report["checks"]}
+    assert checks["silence_parks"]["virtualMs"] == 1000 * virtual_s(silence)
+    assert report["durationMs"] <= 1000 * wall_s < report["virtualMs"]
 
 
 @pytest.fixture(scope="module")

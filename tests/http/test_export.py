@@ -217,3 +217,70 @@ def test_a_credential_the_service_never_checked_is_written_redacted(tmp_path: Pa
     assert result.exit_code == 0, result.output
     assert "sk_sandbox_never_issued" not in out.read_text()
     assert CliRunner().invoke(main, ["run", str(out)]).exit_code == 0
+
+
+def test_participants_the_session_added_become_add_participant_steps(tmp_path: Path) -> None:
+    """Issue 27: ``POST /sim/v1/participants`` refused the export ("has no scenario step").
+    Each is now an ``add_participant`` step keyed by its name (``-2`` after a name the file
+    uses), its API key and admin token ``as`` that key; the file replays to the session's
+    digest."""
+    client, journal, world, _ = _journaled(tmp_path, WORLD.replace(
+        "members:\n", "members:\n  eastbank: {name: East Bank plc}\n"))
+    added = client.op("POST", "/sim/v1/participants", {
+        "kind": "clearing_member", "name": "Eastbank", "wallets": {"GBPE": "500.00"}})
+    assert added.status_code == 201, added.text
+    data = added.json()["data"]
+    cast = client.op("GET", "/sim/v1/participants").json()["data"]
+    asset = next(p["assets"][0] for p in cast if p["participantName"] == "Ether Pound")
+    made = client.post("/api/v1/transactions",
+                       headers={"Authorization": f"Bearer {data['apiKey']}"},
+                       json=redeem_body(asset, reference="INV-E"))
+    assert made.status_code == 201, made.text
+    armed = client.post("/api/v1/conformance/run",
+                        headers={"Authorization": f"Bearer {data['adminToken']}"},
+                        json={"transactionId": made.json()["data"]["id"],
+                              "scenario": "failed"})
+    assert armed.status_code == 200, armed.text
+    client.advance(120)
+    digest = str(client.sim.world.log.digest())
+    client.close()
+    out = tmp_path / "exported.yaml"
+    result = _export(journal, world, out)
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert data["apiKey"] not in text and data["adminToken"] not in text
+    steps = yaml.safe_load(text)["steps"]
+    assert steps[0] == {"operator": {"add_participant": {
+        "key": "eastbank-2", "kind": "clearing_member", "name": "Eastbank",
+        "wallets": {"GBPE": "500.00"}}}}
+    calls = [s["call"] for s in steps if "call" in s]
+    assert [(c.get("as"), c.get("credential")) for c in calls] == [
+        ("eastbank-2", None), ("eastbank-2", "admin")]
+    assert {"digest": digest} in [s.get("expect") for s in steps]
+    run = CliRunner().invoke(main, ["run", str(out)])
+    assert run.exit_code == 0, run.output
+
+
+def test_a_portal_session_for_an_added_participant_is_its_admin_credential(
+        tmp_path: Path) -> None:
+    """A ``POST /sim/v1/sessions`` for a participant the session added names it (it was an
+    export refusal); being its second session (``add_participant`` issued one), the digest is
+    left out and the export says why, as for the file's own cast."""
+    client, journal, world, _ = _journaled(tmp_path)
+    added = client.op("POST", "/sim/v1/participants", {"kind": "clearing_member",
+                                                       "name": "Eastbank"})
+    session = client.op("POST", "/sim/v1/sessions",
+                        {"participantId": added.json()["data"]["participantId"]})
+    token = session.json()["data"]["token"]
+    assert client.get("/api/v1/webhooks", headers={"Authorization": f"Bearer {token}"}) \
+        .status_code == 200
+    client.close()
+    out = tmp_path / "exported.yaml"
+    result = _export(journal, world, out)
+    assert result.exit_code == 0, result.output
+    assert "eastbank was issued a second portal session" in result.output
+    steps = yaml.safe_load(out.read_text())["steps"]
+    [call] = [s["call"] for s in steps if "call" in s]
+    assert (call["as"], call["credential"]) == ("eastbank", "admin")
+    assert not [s for s in steps if "digest" in s.get("expect", {})]
+    assert CliRunner().invoke(main, ["run", str(out)]).exit_code == 0

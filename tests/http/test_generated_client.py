@@ -29,7 +29,7 @@ from clearing_sim.service.routes import ROUTES
 from tests.http.served import TOKEN, served
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
-PACKAGE = "clearing_client_generated"
+PACKAGE = "clearing_sim_client"  # from the document's title, "clearing-sim"
 
 
 def _operations() -> list[tuple[str, str, dict[str, Any]]]:
@@ -89,10 +89,13 @@ def _generate(spec: dict[str, Any], into: Path) -> ModuleType:
     (into / "config.json").write_text(json.dumps({"post_hooks": []}), encoding="utf-8")
     done = subprocess.run(
         [str(GENERATOR), "generate", "--path", str(into / "openapi.json"), "--meta", "none",
-         "--config", str(into / "config.json"), "--output-path", str(into / PACKAGE)],
-        capture_output=True, text=True, timeout=120)
+         "--config", str(into / "config.json")],
+        capture_output=True, text=True, timeout=120, cwd=into)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Warning" not in done.stdout + done.stderr, done.stdout + done.stderr
+    # issue 27: the package is named after the title; the long one gave
+    # clearing_sim_the_clearing_service_api_and_the_simulators_operator_surface_client
+    assert [p.name for p in into.iterdir() if p.is_dir()] == [PACKAGE]
     sys.path.insert(0, str(into))
     try:
         return importlib.import_module(PACKAGE)

@@ -265,3 +265,12 @@ def test_the_email_pattern_is_the_apis_rule(email: str) -> None:
     pattern = document()["components"]["schemas"]["InvitationRequest"]["properties"][
         "email"]["pattern"]
     assert (re.fullmatch(pattern, email) is not None) == (_email_fault(email) is None)
+
+
+def test_the_title_is_short_and_the_long_words_are_the_description() -> None:
+    """Issue 27: generators name a client after ``info.title`` (openapi-python-client made
+    ``clearing_sim_the_clearing_service_api_and_the_simulators_operator_surface_client``)."""
+    info = document()["info"]
+    assert info["title"] == "clearing-sim"
+    assert info["description"].startswith("The clearing service API and the simulator's "
+                                          "operator surface.")

@@ -1,6 +1,11 @@
 """Simulated issuer behaviour on the wire: read from an operator body, rendered back.
 
-Public names: ``SIGMA_MAX``, ``read_behaviour``, ``behaviour_wire``, ``latency_wire``.
+Public names: ``BEHAVIOUR_LATENCIES``, ``HOLD_POINT_NAMES``, ``SIGMA_MAX``,
+``behaviour_wire``, ``latency_wire``, ``read_behaviour``.
+
+Read by the operator surface (``PUT /sim/v1/issuers/{id}/behaviour``,
+``POST /sim/v1/participants``) and by the scenario step that adds a participant, so both
+doors take the same body.
 
 The body has the scenario files' shape (docs/scenarios.md): ``{latency: {request, ack,
 approval, execution, webhook, refund}, outcomes: {rejected, failed, silence}, holdAt}``
@@ -27,12 +32,18 @@ from clearing_sim.domain.latency import (
     LogNormal,
     parse_latency,
 )
-from clearing_sim.http.surface import read_number
-from clearing_sim.scenario.read_world import BEHAVIOUR_LATENCIES, HOLD_POINT_NAMES
-from clearing_sim.service.body import Fields
-from clearing_sim.sim.issuer import IssuerBehaviour
+from clearing_sim.service.body import Fields, read_number
+from clearing_sim.sim.issuer import HOLD_POINTS, IssuerBehaviour
 
-__all__ = ["SIGMA_MAX", "behaviour_wire", "latency_wire", "read_behaviour"]
+__all__ = ["BEHAVIOUR_LATENCIES", "HOLD_POINT_NAMES", "SIGMA_MAX", "behaviour_wire",
+           "latency_wire", "read_behaviour"]
+
+#: ``behaviour.latency`` keys → ``IssuerBehaviour`` attributes.
+BEHAVIOUR_LATENCIES = {"request": "request_latency", "ack": "ack_latency",
+                       "approval": "approval_latency", "execution": "execution_latency",
+                       "webhook": "webhook_latency", "refund": "refund_latency"}
+#: ``behaviour.hold_at`` values: where a simulated Mode 2 issuer waits for execute.
+HOLD_POINT_NAMES = tuple(status.value for status in HOLD_POINTS)
 
 _OUTCOMES = {"rejected": "p_rejected", "failed": "p_failed", "silence": "p_silence"}
 
