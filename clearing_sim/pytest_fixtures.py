@@ -14,7 +14,9 @@ Registered by clearing-sim's pytest plugin (``clearing_sim.scenario.pytest_plugi
   to start from a world file or another seed.
 
 A test that used ``clearing_sim`` and failed carries the server's output since its reset in
-its report (a section pytest prints under the failure).
+its report (a section pytest prints under the failure): the session's server runs with
+``--access-log``, so that is every request the test made, with its status, and anything
+the server logged.
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ def clearing_sim_seed() -> int | None:
 @pytest.fixture(scope="session")
 def clearing_sim_server(clearing_sim_world: str | None,
                         clearing_sim_seed: int | None) -> Iterator[ServedWorld]:
-    """One ``clearing-sim serve`` for the whole test session."""
-    with served_world(clearing_sim_world, seed=clearing_sim_seed) as server:
+    """One ``clearing-sim serve`` for the whole test session (with ``--access-log``: a
+    failed test's report lists the requests it made)."""
+    with served_world(clearing_sim_world, seed=clearing_sim_seed,
+                      args=("--access-log",)) as server:
         yield server
 
 
