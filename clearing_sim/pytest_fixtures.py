@@ -40,8 +40,8 @@ def clearing_sim_world() -> str | None:
 
 @pytest.fixture(scope="session")
 def clearing_sim_seed() -> int | None:
-    """The session server's ``--seed`` (override it; ``None``: the world file's)."""
-    return 0
+    """The session server's ``--seed`` (override it; ``None``: the world file's, or 0)."""
+    return None
 
 
 @pytest.fixture(scope="session")

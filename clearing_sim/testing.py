@@ -190,7 +190,7 @@ def _wait_ready(process: subprocess.Popen[bytes], http: httpx.Client, stdout: Pa
     """Until ``GET /sim/v1/health`` answers ``ready: true``."""
     while True:
         try:
-            answer = http.get("/sim/v1/health", headers={"Authorization": ""})
+            answer = http.get("/sim/v1/health")
             if answer.status_code == 200 and answer.json()["data"]["ready"] is True:
                 return
         except httpx.TransportError:
@@ -222,13 +222,13 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def served_world(world_file: str | os.PathLike[str] | None = None, *, seed: int | None = 0,
+def served_world(world_file: str | os.PathLike[str] | None = None, *, seed: int | None = None,
                  operator_token: str | None = None, args: Sequence[str] = (),
                  host: str = "127.0.0.1", startup_timeout_s: float = 60.0,
                  output_dir: str | os.PathLike[str] | None = None) -> Iterator[ServedWorld]:
     """``clearing-sim serve`` on a free port until the block ends (see the module's text).
 
-    ``seed``: ``--seed`` (``None``: the world file's); ``operator_token``: a random one
+    ``seed``: ``--seed`` (``None``: the world file's, or 0); ``operator_token``: a random one
     when not given; ``args``: more ``serve`` options (``--journal F``, ``--clock realtime``,
     …); ``output_dir``: where the server's output files go (a temporary folder, removed at
     the end, when not given). ``ServerFailed`` when it exits or is not ready in time."""

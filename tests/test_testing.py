@@ -42,7 +42,7 @@ def test_a_served_world_file_gives_its_keys_and_a_reset_gives_new_ones(tmp_path:
     others: the old key is refused, ``api_keys`` holds the new one, which works."""
     world = tmp_path / "world.yaml"
     world.write_text(WORLD, encoding="utf-8")
-    with served_world(world, seed=None) as server:
+    with served_world(world) as server:
         health = httpx.get(f"{server.base_url}/sim/v1/health").json()["data"]
         assert health == {"alive": True, "ready": True}
         old = server.api_keys["northbank"]

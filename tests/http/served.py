@@ -58,5 +58,5 @@ def served(tmp_path: Path, *args: str, world: str = WORLD) -> Iterator[Served]:
     """Serve ``world`` until the block ends, then Ctrl-C the server and wait for it."""
     path = tmp_path / "world.yaml"
     path.write_text(world, encoding="utf-8")
-    with served_world(path, seed=None, operator_token=TOKEN, args=args) as server:
+    with served_world(path, operator_token=TOKEN, args=args) as server:
         yield Served(server)
