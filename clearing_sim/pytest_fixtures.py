@@ -56,8 +56,9 @@ def clearing_sim_server(clearing_sim_world: str | None,
 
 @pytest.fixture
 def clearing_sim(clearing_sim_server: ServedWorld) -> ServedWorld:
-    """The session's server with a fresh world for this test (``POST /sim/v1/reset``)."""
-    clearing_sim_server.reset()
+    """The session's server with a fresh world for this test (``POST /sim/v1/reset`` to the
+    seed it started with, whatever seed an earlier test reset to)."""
+    clearing_sim_server.reset(clearing_sim_server.seed)
     return clearing_sim_server
 
 

@@ -25,6 +25,7 @@ reset.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -113,6 +114,8 @@ class ServedWorld:
     #: the world file's participants: name in the file -> current API key / participant id
     api_keys: dict[str, str] = field(factory=dict)
     participant_ids: dict[str, str] = field(factory=dict)
+    #: the seed it started with (the one the ``clearing_sim`` fixture resets to)
+    seed: int = 0
     _mark: tuple[int, int] = (0, 0)  # the output's size at the last reset
     _kept: tuple[str, str] | None = None  # the whole output, kept once the server stopped
 
@@ -199,6 +202,13 @@ def _wait_ready(process: subprocess.Popen[bytes], http: httpx.Client, stdout: Pa
         time.sleep(_POLL_S)
 
 
+def _seed(banner: str) -> int:
+    """The seed the ``clearing-sim serving on URL (… world, seed N, …)`` line names."""
+    found = re.search(r"^" + re.escape(_SERVING) + r".*\bseed (-?\d+)", banner, re.MULTILINE)
+    assert found is not None, banner
+    return int(found.group(1))
+
+
 def _staged(banner: str) -> tuple[dict[str, str], dict[str, str]]:
     """API keys and ids from the ``participant KEY: ID (kind) API key K`` lines."""
     keys, ids = {}, {}
@@ -247,8 +257,10 @@ def served_world(world_file: str | os.PathLike[str] | None = None, *, seed: int 
             base_url = _wait_base_url(process, stdout, stderr, deadline)
             client = ShimClient(base_url, token)
             _wait_ready(process, client.http, stdout, stderr, deadline)
-            keys, ids = _staged(_read(stdout))
-            server = ServedWorld(base_url, token, process, stdout, stderr, client, keys, ids)
+            banner = _read(stdout)
+            keys, ids = _staged(banner)
+            server = ServedWorld(base_url, token, process, stdout, stderr, client, keys, ids,
+                                 _seed(banner))
             yield server
         finally:
             if client is not None:

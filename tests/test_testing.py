@@ -94,8 +94,10 @@ def test_a_server_that_cannot_start_raises_with_its_output_and_leaves_nothing(
 # the fixtures, as a user's suite gets them -------------------------------------------------
 INNER = '''
 def test_reset_gives_each_test_a_fresh_world(clearing_sim):
+    assert clearing_sim.client.reset()["seed"] == 0
     clearing_sim.client.add_participant({"kind": "clearing_member", "name": "Northbank"})
     assert len(clearing_sim.client.http.get("/sim/v1/participants").json()["data"]) == 1
+    clearing_sim.reset(seed=9)  # the next test still starts from the session's seed
 
 
 def test_and_again(clearing_sim):
@@ -110,7 +112,8 @@ def test_fails_after_a_request(clearing_sim):
 
 def test_the_fixture_resets_per_test_and_a_failure_shows_the_servers_output(
         pytester: pytest.Pytester) -> None:
-    """Two tests each add one participant and see one (the per-test reset); the failing
+    """Two tests each add one participant and see one, and find the session's seed though
+    the first left the server on another (the per-test reset); the failing
     test's report shows the server's output since its reset: its own request, not the
     earlier tests'. The inner session's server is gone when it ends, failure and all."""
     before = _children()
