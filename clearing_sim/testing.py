@@ -40,6 +40,8 @@ from typing import Any
 import httpx
 from attrs import define, field
 
+from clearing_sim.domain.jsontext import parse_untrusted
+
 __all__ = ["ServedWorld", "ServerFailed", "ShimClient", "served_world"]
 
 _SERVING = "clearing-sim serving on "
@@ -65,7 +67,7 @@ class ShimClient:
         if answer.status_code != expect:
             raise AssertionError(f"{method} {path}: expected {expect}, got "
                                  f"{answer.status_code}: {answer.text[:2000]}")
-        return answer.json()["data"]
+        return parse_untrusted(answer.content)["data"]
 
     def clock(self) -> dict[str, Any]:
         """``GET /sim/v1/clock``."""
@@ -194,9 +196,10 @@ def _wait_ready(process: subprocess.Popen[bytes], http: httpx.Client, stdout: Pa
     while True:
         try:
             answer = http.get("/sim/v1/health")
-            if answer.status_code == 200 and answer.json()["data"]["ready"] is True:
+            if answer.status_code == 200 \
+                    and parse_untrusted(answer.content)["data"]["ready"] is True:
                 return
-        except httpx.TransportError:
+        except (httpx.TransportError, ValueError):  # not listening yet; not our server
             pass
         _check_running(process, stdout, stderr, deadline, "become ready")
         time.sleep(_POLL_S)
