@@ -23,6 +23,16 @@ def test_every_python_block_of_the_readme_runs_and_prints_its_promise() -> None:
             assert out.getvalue().splitlines()[-len(promised):] == promised
 
 
+def test_the_readme_fixture_example_is_the_test_file_ci_runs() -> None:
+    """Issue 27 §3: the README's pytest example runs in CI, as
+    tests/test_readme_fixture_example.py; this keeps the two the same code."""
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+              if "def test_a_redeem_armed_to_fail_parks(clearing_sim)" in b]
+    assert len(blocks) == 1
+    example = (README.parent / "tests" / "test_readme_fixture_example.py").read_text()
+    assert example.endswith(blocks[0]) and blocks[0].startswith("# test_redeem.py")
+
+
 # issue 19: what a new user meets, in order ------------------------------------------------
 ROOT = README.parent
 

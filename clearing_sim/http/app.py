@@ -9,6 +9,7 @@ path exactly as sent, the query, the headers, the raw body), call one function, 
 the same world and the same requests; ``/sim/v1/…`` is the operator surface (with
 ``--journal``, each change is appended to the journal as it is applied and its answer waits
 until the entry is on disk: ``clearing_sim.http.recorder``);
+``GET /sim/v1/health`` answers without a credential and touches nothing (``http/health.py``);
 ``GET /openapi.json`` the OpenAPI document. Any other path is 404 ``route_not_found``
 without touching the world (a browser's ``/favicon.ico`` must not change a run's log). A 405
 also carries ``Allow`` (RFC 9110); ``HEAD`` on a ``GET`` route is that ``GET`` without its
@@ -47,6 +48,7 @@ from clearing_sim.domain.errors import (
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.delivery import RealDeliveries, RealOutcome
 from clearing_sim.http.gateways import INBOUND_ROUTES, WEBHOOK_PREFIX, receive_issuer_webhook
+from clearing_sim.http.health import is_health
 from clearing_sim.http.openapi import document
 from clearing_sim.http.operator import OPERATOR_ROUTES, OperatorSurface
 from clearing_sim.http.options import ClockMode, ServeOptions
@@ -106,6 +108,8 @@ class Shim:
     def _body_unread(self, request: Request) -> bool:
         """Whether the answer is known without the body (then it is never read)."""
         path = request.path
+        if is_health(request):
+            return True
         if _prefixed(path, "/sim/v1"):
             try:
                 self.operator.authenticate(request.header("Authorization"))
@@ -134,7 +138,9 @@ class Shim:
             request = Request("GET", request.path, request.query, request.headers,
                               request.body)
         path = request.path
-        if _prefixed(path, "/api/v1"):
+        if is_health(request):  # touches nothing: no catch-up, no lock, no journal
+            response = await self.operator.handle(request)
+        elif _prefixed(path, "/api/v1"):
             await self.clock.catch_up()
             response = await self._api(request)
         elif _prefixed(path, "/sim/v1"):
@@ -278,17 +284,20 @@ async def _write(send: Send, response: Response, *, head: bool) -> None:
 
 def create_app(options: ServeOptions, *, scenario: Scenario | None = None,
                echo: Callable[[Arrival, RealOutcome], None] | None = None,
-               owns_heap: bool = False) -> Starlette:
+               owns_heap: bool = False, journal_pending: bool = False) -> Starlette:
     """The shim for these options (and world file); ``app.state`` holds ``sim`` and ``clock``.
 
     ``echo`` is told of every real webhook delivery (``clearing-sim serve`` prints them).
     ``owns_heap``: the process serves this app alone (``clearing-sim serve``), so the clock
-    may freeze the grown world out of full garbage collections (``http/heap.py``)."""
+    may freeze the grown world out of full garbage collections (``http/heap.py``).
+    ``journal_pending``: a journal is still to be opened (and replayed) on this app, so
+    ``GET /sim/v1/health`` says ``ready: false`` until ``open_journal`` has done it."""
     trust = None if options.webhook_ca is None else client_context(options.webhook_ca)
     deliveries = (RealDeliveries(options.allow_private_webhook_urls, echo, trust=trust)
                   if options.deliver_webhooks else None)
     sim = Simulation(options, scenario, deliveries)
     sim.owns_heap = owns_heap
+    sim.ready = not journal_pending
     clock = Clock(sim, options.clock, options.speed)
     shim = Shim(sim, clock, OperatorSurface(sim, clock, options.operator_token))
 

@@ -213,7 +213,8 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
     options = _options(seed, token, environment, clock, speed, deliver_webhooks,
                        allow_private_webhook_urls, world, _trust(webhook_ca, deliver_webhooks))
     try:
-        app = create_app(options, scenario=world, echo=_echo_delivery, owns_heap=True)
+        app = create_app(options, scenario=world, echo=_echo_delivery, owns_heap=True,
+                         journal_pending=journal_file is not None)
     except SetupFailed as error:  # the world file's line and field at fault
         site = error.site
         click.echo(f"{world_file}:{site.line}:{site.column}: {site.field}: {error}", err=True)

@@ -11,10 +11,11 @@ their data, query parameters, and OpenAPI links from a created resource to the o
 on it, so a stateful client such as Schemathesis reaches deep paths), and a test checks the
 document's paths against the tables.
 Security comes from the rows (a sandbox API key and/or a tenant-admin JWT, none for public
-routes, the operator token for ``/sim/v1``); error responses from what each route can
-refuse: 400 always, 401 and 403 unless public, 404 with a path parameter (or a looked-up
-id), 409 when it changes state, 413 with a body, 503 when sandbox-only; any other status is
-the error envelope too (``default``). Schemas: ``clearing_sim.http.schemas``.
+routes, the operator token for ``/sim/v1`` but none for ``GET /sim/v1/health``); error
+responses from what each route can refuse: 400 always, 401 and 403 unless public, 404 with a
+path parameter (or a looked-up id), 409 when it changes state, 413 with a body, 503 when
+sandbox-only; any other status is the error envelope too (``default``). Schemas:
+``clearing_sim.http.schemas``.
 The inbound issuer-webhook route (``clearing_sim.http.gateways.INBOUND_ROUTES``) answers in
 its own small shapes, not the envelope: 202 ``{accepted}`` for a verified prompt, 401
 ``{error}`` for an unsigned, wrongly signed or stale one, 404 ``{error}`` for a bad path; its
@@ -128,6 +129,7 @@ API_OPERATIONS: dict[tuple[str, str], Operation] = {
 
 _PARTICIPANT_QUERY = (("participantId", {"type": "string", "format": "uuid"}, True),)
 OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("GET", "/sim/v1/health"): _op(200, "Health"),
     ("GET", "/sim/v1/clock"): _op(200, "Clock"),
     ("POST", "/sim/v1/clock/advance"): _op(200, "Clock", "AdvanceRequest"),
     ("POST", "/sim/v1/reset"): _op(200, "ResetResult", "ResetRequest", **_OPTIONAL),
@@ -305,8 +307,8 @@ def document() -> dict[str, Any]:
     for row in OPERATOR_ROUTES:
         op = OPERATOR_OPERATIONS[(row.method, row.template)]
         paths.setdefault(row.template, {})[row.method.lower()] = _path_item(
-            row.method, row.template, row.summary, op, api=False,
-            security=[{"operatorToken": []}])
+            row.method, row.template, row.summary, op, api=False, public=row.public,
+            security=[] if row.public else [{"operatorToken": []}])
     for inbound in INBOUND_ROUTES:
         paths.setdefault(inbound.template, {})[inbound.method.lower()] = _inbound_item(
             inbound.method, inbound.template, inbound.summary)

@@ -43,6 +43,7 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/conformance/run"): "armConformanceScenario",
     ("POST", "/api/v1/team/invitations"): "inviteTeamMember",
     # /sim/v1: the simulator's operator surface
+    ("GET", "/sim/v1/health"): "getHealth",
     ("GET", "/sim/v1/clock"): "getClock",
     ("POST", "/sim/v1/clock/advance"): "advanceClock",
     ("POST", "/sim/v1/reset"): "resetWorld",

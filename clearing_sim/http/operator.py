@@ -2,13 +2,15 @@
 
 Public names: ``OPERATOR_ROUTES``, ``OperatorSurface``, ``match``.
 
-Every route needs ``Authorization: Bearer <operator token>`` (compared in constant time) and
-answers with the API's envelopes (``{data, meta}``, ``{errors, meta}``) and error codes, in
-the API's precedence: route (404 ``route_not_found``, 405 ``method_not_allowed``), then the
-token (401 ``authentication_required`` / ``invalid_credential``), then the body and the
-state. The routes themselves live beside their ideas: ``controls`` (clock, reset, fixes,
-behaviours, receivers), ``participants`` (the cast and credentials), ``views`` (deliveries,
-balances, the log), ``receiver_conformance`` (the receiver kit's battery) and ``timetravel``
+Every route but ``GET /sim/v1/health`` (``health``: no credential, no change, nothing
+revealed but ``{alive, ready}``) needs ``Authorization: Bearer <operator token>`` (compared
+in constant time); every route answers with the API's envelopes (``{data, meta}``,
+``{errors, meta}``) and error codes, in the API's precedence: route (404
+``route_not_found``, 405 ``method_not_allowed``), then the token (401
+``authentication_required`` / ``invalid_credential``), then the body and the state. The
+routes themselves live beside their ideas: ``controls`` (clock, reset, fixes, behaviours,
+receivers), ``participants`` (the cast and credentials), ``views`` (deliveries, balances,
+the log), ``receiver_conformance`` (the receiver kit's battery) and ``timetravel``
 (checkpoints and rewind).
 """
 
@@ -20,6 +22,7 @@ from clearing_sim.domain.errors import DomainError, Unauthenticated
 from clearing_sim.http import (
     controls,
     gateways,
+    health,
     participants,
     receiver_conformance,
     timetravel,
@@ -36,6 +39,7 @@ from clearing_sim.service.routes import match_in
 __all__ = ["OPERATOR_ROUTES", "OperatorSurface", "match"]
 
 OPERATOR_ROUTES: tuple[OperatorRoute, ...] = (
+    *health.ROUTES,
     *controls.ROUTES,
     *gateways.ROUTES,
     *participants.ROUTES,
@@ -70,11 +74,13 @@ class OperatorSurface:
                                       "with (clearing-sim serve --operator-token)")
 
     async def handle(self, request: Request) -> Response:
-        command_id = self.sim.command_id()
+        command_id = health.command_id() if health.is_health(request) \
+            else self.sim.command_id()
         try:
             check_request_text(request)
             route, params = match(request.method, request.path)
-            self.authenticate(request.header("Authorization"))
+            if not route.public:
+                self.authenticate(request.header("Authorization"))
             ctx = OperatorContext(self.sim, self.clock, request, params)
             if route.exclusive and route.method == "GET":  # a read: between two slices
                 async with self.sim.world_lock:

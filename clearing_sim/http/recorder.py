@@ -47,8 +47,10 @@ from clearing_sim.service.messages import Request, Response
 __all__ = ["Checkpoint", "Recorder", "journaled_operator", "request_of", "unjournaled"]
 
 WORLD_KINDS = frozenset({"api", "op", "issuer", "clock", "deliveries"})
+#: the clock and time travel journal themselves; nothing on the health path can change
+#: anything (another method there is a 405, or a 400 for a malformed header: no entry)
 _NOT_JOURNALED_PATHS = frozenset({"/sim/v1/clock/advance", "/sim/v1/checkpoints",
-                                  "/sim/v1/rewind"})
+                                  "/sim/v1/rewind", "/sim/v1/health"})
 _REFUSED_AT_THE_DOOR = frozenset({401, 404, 405})
 _BATTERY = "/sim/v1/conformance/receivers"
 _GATEWAY = ("/sim/v1/operator/issuers/", "/gateway")

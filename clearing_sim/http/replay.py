@@ -236,6 +236,7 @@ def open_journal(app: Starlette, path: Path, world: tuple[str, str] | None,
         writer.append(header.wire())
         writer.sync()
         sim.journal = Recorder(writer, header, Sealer(sim.options.operator_token, header.salt))
+        sim.ready = True
         return [f"journal {path}: new; every change is appended and fsynced before its answer"]
     header = existing.header
     check_header(header, sim, world)
@@ -259,6 +260,7 @@ def open_journal(app: Starlette, path: Path, world: tuple[str, str] | None,
                      "journaled answer (the server died mid-POST): answered 504, to be retried")
     writer.sync()
     sim.journal = recorder
+    sim.ready = True  # GET /sim/v1/health: the journal is replayed
     lines.append(f"journal {path}: replayed {len(existing.entries)} entries ({tally.requests} "
                  f"requests, {tally.clock_moves} clock moves, {tally.deliveries} real "
                  f"deliveries) to virtual {sim.world.iso()}, digest {sim.world.log.digest()}")

@@ -242,6 +242,8 @@ _LATENCY_NAMES = ("request", "ack", "approval", "execution", "webhook", "refund"
 _OUTCOME_NAMES = ("rejected", "failed", "silence")
 
 _OPERATOR: dict[str, Schema] = {
+    "Health": obj({"alive": {"type": "boolean", "const": True}, "ready": {"type": "boolean"}},
+                  closed=True),
     "Clock": obj({"now": TS, "nowMs": INT, "mode": enum("manual", "realtime"), "epoch": TS,
                   "unixSeconds": INT, "speed": {"type": ["number", "null"]},
                   "advancingTo": NTS}),

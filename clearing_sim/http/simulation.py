@@ -89,7 +89,11 @@ class Simulation:
         #: the process is this simulation's alone (clearing-sim serve): the clock keeps the
         #: world out of full collections, and a replaced world is released (http/heap.py)
         self.owns_heap = False
+        #: the world is built (from the world file) and any journal replayed: what
+        #: ``GET /sim/v1/health`` calls ready (``create_app``/``open_journal`` set it)
+        self.ready = False
         self.build(options.seed)
+        self.ready = True
 
     # the world ------------------------------------------------------------------------------
     def build(self, seed: int | None) -> None:

@@ -54,13 +54,15 @@ OperatorHandler = Callable[[OperatorContext], Awaitable[Reply]]
 class OperatorRoute:
     """One ``/sim/v1`` route. ``exclusive``: the door holds the world lock around the
     handler, a GET between two slices of an advance, any other once no advance is running
-    events (every route but those that take the clock, which lock for themselves)."""
+    events (every route but those that take the clock, which lock for themselves).
+    ``public``: no operator token needed (``GET /sim/v1/health`` alone)."""
 
     method: str
     template: str
     handler: OperatorHandler
     summary: str
     exclusive: bool = True
+    public: bool = False
 
     @property
     def segments(self) -> tuple[str, ...]:

@@ -11,6 +11,10 @@ expectation (expected vs actual) and the ``clearing-sim run FILE --seed N`` line
 it, as the CLI does. Each item records its seed, digest and virtual time as user properties
 (they reach JUnit XML reports). ``--scenario-seed N`` replaces every file's seed;
 ``clearing_sim_scenarios = false`` in the ini file turns collection off.
+
+It also registers the served-world fixtures of ``clearing_sim.pytest_fixtures``
+(``clearing_sim``, ``clearing_sim_server``, ``clearing_sim_world``, ``clearing_sim_seed``) and
+their failure report hook, imported here so the one entry point brings them.
 """
 
 from __future__ import annotations
@@ -22,6 +26,13 @@ from typing import Any
 
 import pytest
 
+from clearing_sim.pytest_fixtures import (  # noqa: F401  (registered by being here)
+    clearing_sim,
+    clearing_sim_seed,
+    clearing_sim_server,
+    clearing_sim_world,
+    pytest_runtest_makereport,
+)
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import SUFFIXES, parse_scenario, read_bounded
 from clearing_sim.scenario.model import Scenario

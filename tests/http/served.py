@@ -1,22 +1,16 @@
 """A real ``clearing-sim serve`` process on a free loopback port, started and stopped by a
-test: this worktree's code (``python -m clearing_sim.cli``), its banner read line by line."""
+test: ``clearing_sim.testing.served_world`` (the fixture users get), with the names the HTTP
+tests read (``base``, the banner, its participants' keys, the output once stopped)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-from attrs import define, field
-
+from clearing_sim.testing import ServedWorld, served_world
 from tests.http.conftest import ETHER_POUND_YAML, SETTLED_HOOK_YAML
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "served-token-1"
 
 #: A world file: Northbank and Ether Pound (Mode 2, GBPE on evm), one subscription.
@@ -27,25 +21,36 @@ members:
 """ + ETHER_POUND_YAML + SETTLED_HOOK_YAML
 
 
-@define
 class Served:
-    process: subprocess.Popen[str]
-    base: str
-    banner: list[str] = field(factory=list)
-    output: str = ""  # the rest of standard output, once the server has stopped
-    errors: str = ""
+    """What the HTTP tests read of a served world (``served_world``'s, under the old names)."""
+
+    def __init__(self, world: ServedWorld) -> None:
+        self.world = world
+        self.process = world.process
+        self.base = world.base_url
+
+    @property
+    def banner(self) -> list[str]:
+        return self.world.stdout.splitlines()
 
     def api_key(self, key: str) -> str:
-        line = next(b for b in self.banner if b.startswith(f"participant {key}:"))
-        return line.split()[-1]
+        return self.world.api_keys[key]
 
     def participant_id(self, key: str) -> str:
-        line = next(b for b in self.banner if b.startswith(f"participant {key}:"))
-        return line.split()[2]
+        return self.world.participant_ids[key]
 
     @property
     def operator(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {TOKEN}"}
+
+    @property
+    def output(self) -> str:
+        """Standard output (all of it once the server has stopped)."""
+        return self.world.stdout
+
+    @property
+    def errors(self) -> str:
+        return self.world.stderr
 
 
 @contextmanager
@@ -53,29 +58,5 @@ def served(tmp_path: Path, *args: str, world: str = WORLD) -> Iterator[Served]:
     """Serve ``world`` until the block ends, then Ctrl-C the server and wait for it."""
     path = tmp_path / "world.yaml"
     path.write_text(world, encoding="utf-8")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "clearing_sim.cli", "serve", "--port", "0", "--operator-token",
-         TOKEN, "--world", str(path), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
-    server: Served | None = None
-    try:
-        assert process.stdout is not None
-        banner = [process.stdout.readline().rstrip("\n")]
-        assert banner[0].startswith("clearing-sim serving on http://127.0.0.1:"), banner
-        while not banner[-1].startswith("OpenAPI:"):
-            banner.append(process.stdout.readline().rstrip("\n"))
-        while not banner[-1].startswith("(every subscription's secret"):  # the world has one
-            banner.append(process.stdout.readline().rstrip("\n"))
-        server = Served(process, banner[0].split()[3], banner)
-        httpx.get(f"{server.base}/openapi.json", timeout=10).raise_for_status()  # ready
-        yield server
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            out, err = process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            out, err = process.communicate()
-        if server is not None:
-            server.output, server.errors = out, err
+    with served_world(path, operator_token=TOKEN, args=args) as server:
+        yield Served(server)

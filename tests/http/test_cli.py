@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
 import socket
-import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clearing_sim.cli import main
+from clearing_sim.testing import served_world
 from clearing_sim.webhooks import verify
 from tests.http.conftest import SOL_QUID_YAML
 from tests.http.served import served
@@ -126,16 +124,9 @@ class _Receiver:
 
 
 def test_serve_drives_a_redeem_to_a_verified_signed_settled_webhook() -> None:
-    process = subprocess.Popen(
-        [str(EXE), "serve", "--port", "0", "--seed", "11", "--operator-token", TOKEN,
-         "--deliver-webhooks", "--allow-private-webhook-urls"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "NO_COLOR": "1"})
-    try:
-        assert process.stdout is not None
-        banner = process.stdout.readline()
-        assert banner.startswith("clearing-sim serving on http://127.0.0.1:"), banner
-        base = banner.split()[3]
+    with served_world(seed=11, operator_token=TOKEN,
+                      args=("--deliver-webhooks", "--allow-private-webhook-urls")) as server:
+        base = server.base_url
         op = {"Authorization": f"Bearer {TOKEN}"}
         with httpx.Client(base_url=base, timeout=10) as http:
             issuer = http.post("/sim/v1/participants", headers=op, json={
@@ -174,12 +165,9 @@ def test_serve_drives_a_redeem_to_a_verified_signed_settled_webhook() -> None:
         assert seen["clock"]["unixSeconds"] == t
         assert seen["clock"]["advancingTo"] == "2026-01-01T01:00:00.000Z"
         assert attempts[0]["request"]["body"].encode() == seen["body"]
-    finally:
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=10)
-    assert process.returncode == 0, err
-    assert f"--> {event['id']} attempt 1 POST {receiver.url} [200]" in out
-    assert "Traceback" not in err
+    assert server.process.returncode == 0, server.stderr
+    assert f"--> {event['id']} attempt 1 POST {receiver.url} [200]" in server.stdout
+    assert "Traceback" not in server.stderr
 
 
 def test_serve_world_prints_signing_secrets_and_the_operator_reads_them(tmp_path: Path) -> None:

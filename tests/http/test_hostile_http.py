@@ -8,16 +8,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
 import signal
 import socket
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -35,6 +31,7 @@ from clearing_sim.service.routes import ROUTES
 from clearing_sim.sim.examples import issuer_profile
 from clearing_sim.sim.inbox import ID_LOGGED_MAX
 from clearing_sim.sim.world import World, WorldConfig
+from clearing_sim.testing import served_world
 from tests.http.conftest import TOKEN, Client
 from tests.service.test_hostile_input import state_digest
 from tests.strategies import hostile_bodies, hostile_texts
@@ -202,22 +199,10 @@ def test_deliveries_are_paged() -> None:
 
 
 # a real server --------------------------------------------------------------------------------
-def _start(token: str) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "clearing_sim", "serve", "--port", "0", "--operator-token",
-         token], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "NO_COLOR": "1"})
-    assert process.stdout is not None
-    banner = process.stdout.readline()
-    assert banner.startswith("clearing-sim serving on http://127.0.0.1:"), banner
-    return process, banner.split()[3]
-
-
 def test_a_real_servers_own_400_is_the_envelope_and_sigterm_prints_the_digest() -> None:
     """Finding 11: uvicorn's 400s were plain text; SIGTERM skipped the final digest."""
-    process, base = _start("sigterm-token")
-    try:
-        host, port = base.removeprefix("http://").rsplit(":", 1)
+    with served_world(operator_token="sigterm-token") as server:
+        host, port = server.base_url.removeprefix("http://").rsplit(":", 1)
         with socket.create_connection((host, int(port)), timeout=10) as raw:
             raw.sendall(b"GET /api/v1/system/status HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n")
             answer = b""
@@ -227,14 +212,11 @@ def test_a_real_servers_own_400_is_the_envelope_and_sigterm_prints_the_digest() 
         assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head
         error = json.loads(body)["errors"][0]
         assert error["code"] == "malformed_http_request" and error["code"] in CATALOGUE
-        with httpx.Client(base_url=base, timeout=10) as http:
-            assert http.get("/sim/v1/clock", headers={
-                "Authorization": "Bearer sigterm-token"}).status_code == 200
-    finally:
-        process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=20)
-    assert process.returncode == 0, err
-    assert "digest " in out and "Traceback" not in err
+        assert server.client.clock()["nowMs"] == 0
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(20)
+    assert server.process.returncode == 0, server.stderr
+    assert "digest " in server.stdout and "Traceback" not in server.stderr
 
 
 # the fuzzer -------------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ def _path(template: str) -> str:
         "{issuerId}", "00000000-0000-4000-8000-000000000000")
 
 
-@pytest.mark.parametrize("route", OPERATOR_ROUTES, ids=lambda r: f"{r.method} {r.template}")
+@pytest.mark.parametrize("route", [r for r in OPERATOR_ROUTES if not r.public],
+                         ids=lambda r: f"{r.method} {r.template}")
 @pytest.mark.parametrize("authorization", [None, "Bearer wrong-token", f"Basic {TOKEN}",
                                            "sk_sandbox_x"])
 def test_every_operator_route_needs_the_operator_token(client: Client, route: Any,
@@ -38,6 +39,12 @@ def test_every_operator_route_needs_the_operator_token(client: Client, route: An
         "type": "authentication_error", "code": code,
         "message": response.json()["errors"][0]["message"]}
     assert "commandId" in response.json()["meta"]
+
+
+def test_health_is_the_one_public_operator_route() -> None:
+    """Issue 27 §2: docs/http.md's one exception to 'every /sim/v1 route needs the token'."""
+    assert [(r.method, r.template) for r in OPERATOR_ROUTES if r.public] == [
+        ("GET", "/sim/v1/health")]
 
 
 def test_an_api_key_is_not_the_operator_token(shim: Shim) -> None:
