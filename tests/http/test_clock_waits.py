@@ -84,16 +84,22 @@ def test_until_terminal_lands_on_the_instant_a_silent_mode_2_redeem_parks() -> N
 
 def test_until_terminal_has_the_digest_of_the_same_advance_by_until() -> None:
     """Two fresh served worlds, the same requests: one advances untilTerminal, the other
-    ``until`` the instant the first stopped at. Same world (digest); one millisecond earlier
-    the transaction was still in-flight (so the first instant it holds, not a later one)."""
+    ``until`` the instant the first stopped at. Same world (digest): the park's whole
+    instant ran (its webhook fan-out too, due at the same instant after the transaction is
+    terminal); one millisecond earlier the transaction was still in-flight (so the first
+    instant it holds, not a later one)."""
     waited, plain, earlier = (make_client(seed=3) for _ in range(3))
     instants = []
     for client in (waited, plain, earlier):
         shim = _cast(client)
+        assert client.post("/api/v1/webhooks", headers=shim.member.auth, json={
+            "url": _HOOK, "events": ["transaction.parked"]}).status_code == 201
         tx = _silent_redeem(shim)
         if client is waited:
             stop = _advance(client, {"untilTerminal": tx})
             instants.append(stop["stoppedAtMs"])
+            # the whole instant ran: the terminal state is its 2nd event, 3 more follow
+            assert client.sim.world.env.peek() > stop["stoppedAtMs"]
         else:
             at_ms = instants[0] - (client is earlier)
             _advance(client, {"until": client.sim.world.iso(at_ms)})
