@@ -10,6 +10,7 @@ execute call in Mode 2 (docs/semantics.md, "The approval SLA")."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -224,23 +225,27 @@ _FIELD_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**9),
                           st.just("2026-01-01T00:01:00Z"), st.just([]), st.just({}))
 _BODIES = st.dictionaries(st.sampled_from(["seconds", "until", "untilTerminal", "untilIdle",
                                            "maxSeconds", "x"]), _FIELD_VALUES, max_size=4)
-_FUZZ = make_client(seed=3)
-_FUZZ_SHIM = _cast(_FUZZ)
-_FUZZ_TX = _FUZZ_SHIM.initiate()
+@pytest.fixture(scope="module")
+def fuzzed() -> Iterator[tuple[Client, str]]:
+    """One world for every example: a cast and a redeem an untilTerminal may name."""
+    client = make_client(seed=3)
+    yield client, _cast(client).initiate()
+    client.close()
 
 
 @settings(max_examples=120, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(body=_BODIES, known_tx=st.booleans())
 def test_any_advance_body_is_answered_and_a_refusal_changes_nothing(
-        body: dict[str, Any], known_tx: bool) -> None:
+        fuzzed: tuple[Client, str], body: dict[str, Any], known_tx: bool) -> None:
     """Whatever the body: 200 only for exactly one form (``maxSeconds`` only beside a wait),
     else a structured 400 (404 for an unknown transaction) and the world unchanged."""
+    client, tx = fuzzed
     if known_tx and "untilTerminal" in body:
-        body["untilTerminal"] = _FUZZ_TX
-    world = _FUZZ.sim.world
+        body["untilTerminal"] = tx
+    world = client.sim.world
     before = state_digest(world)
-    response = _FUZZ.op("POST", "/sim/v1/clock/advance", body)
+    response = client.op("POST", "/sim/v1/clock/advance", body)
     given_forms = [k for k in ("seconds", "until", "untilTerminal", "untilIdle")
                    if body.get(k) is not None]
     if response.status_code == 200:
