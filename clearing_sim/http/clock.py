@@ -1,10 +1,14 @@
 """The served world's clock: manual (moved by the operator) or following the wall clock.
 
-Public names: ``Clock``, ``TICK_S``, ``ADVANCE_MS_MAX``.
+Public names: ``Clock``, ``Stop``, ``TICK_S``, ``ADVANCE_MS_MAX``.
 
-``advance_to(target_ms)`` runs every event due up to and including ``target_ms`` (webhook
-deliveries included) and leaves the clock at ``target_ms``; ``POST /sim/v1/clock/advance``
-answers only when it is done. It holds ``clock_lock`` throughout (one advance at a time) and
+``advance`` runs every event due up to and including its target (webhook deliveries
+included) and leaves the clock there; ``POST /sim/v1/clock/advance`` answers only when it is
+done. Its target is an instant, or the first instant a transaction is terminal or the world
+is idle, at most ``maxSeconds`` ahead: the same ``sim.waiting.Wait`` as the scenario files'
+``wait_until``, asked at each whole instant, so it stops where an advance to that instant
+would and the journal records it as one (no condition to judge again on replay).
+It holds ``clock_lock`` throughout (one advance at a time) and
 runs events in slices of at most ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time,
 each under ``world_lock``, releasing it between slices: a read (and the operator's clock)
 waits at most one slice and sees the world between two events, with ``advancingTo`` set.
@@ -42,16 +46,19 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
-from clearing_sim.domain.errors import InvalidRequest
+from clearing_sim.domain.errors import InvalidRequest, NotFound
 from clearing_sim.http import heap
 from clearing_sim.http.delivery import Outgoing, RealOutcome
 from clearing_sim.http.options import ClockMode
 from clearing_sim.http.simulation import Simulation
+from clearing_sim.sim import waiting
 from clearing_sim.sim.gateway import ExternalCalls, Work
+from clearing_sim.sim.waiting import Wait
 
-__all__ = ["ADVANCE_MS_MAX", "TICK_S", "Clock"]
+__all__ = ["ADVANCE_MS_MAX", "TICK_S", "Clock", "Stop"]
 
 T = TypeVar("T")
 
@@ -74,6 +81,16 @@ class Pause(NamedTuple):
 
     def __bool__(self) -> bool:
         return bool(self.outgoing or self.calls)
+
+
+class Stop(NamedTuple):
+    """Where an advance stopped (virtual ms since the epoch), whether its condition held
+    (a plain advance: it reached its instant) and why it stopped: ``reached``,
+    ``terminal``, ``idle`` or ``max_seconds``."""
+
+    at_ms: int
+    met: bool
+    reason: str
 
 
 class Clock:
@@ -110,28 +127,47 @@ class Clock:
                 else world.iso(self.advancing_to_ms)}
 
     # moving the clock -------------------------------------------------------------------
-    async def advance(self, by_ms: int | None = None, until_ms: int | None = None) -> None:
-        """Advance by ``by_ms`` or to ``until_ms`` (virtual ms since the epoch); 400 when
-        that is before now or more than ``ADVANCE_MS_MAX`` ahead (judged once this advance
-        has the clock, after any advance before it)."""
+    async def advance(self, by_ms: int | None = None, until_ms: int | None = None, *,
+                      terminal_id: str | None = None, idle: bool = False,
+                      max_ms: int = ADVANCE_MS_MAX) -> Stop:
+        """Advance by ``by_ms``, to ``until_ms`` (virtual ms since the epoch), or until the
+        transaction ``terminal_id`` is terminal or the world is ``idle`` (``sim/waiting.py``),
+        at most ``max_ms`` ahead; where it stopped and why. 400 when the target is before now
+        or more than ``ADVANCE_MS_MAX`` ahead, 404 for an unknown transaction (judged once
+        this advance has the clock, after any advance before it)."""
         async with self.sim.clock_lock:
-            now = self.sim.world.now_ms
-            target = now + by_ms if by_ms is not None else until_ms
-            assert target is not None
-            param = "seconds" if by_ms is not None else "until"
-            if target < now:
-                raise InvalidRequest.one(param, "invalid_value",
-                                         f"{param} would move the clock backwards, to "
-                                         f"{self.sim.world.iso(target)}; it is "
-                                         f"{self.sim.world.iso()} now")
-            if target - now > ADVANCE_MS_MAX:
-                raise InvalidRequest.one(param, "invalid_value",
-                                         f"{param} moves the clock more than 366 days at once")
+            wait, reason = self._wait_for(by_ms, until_ms, terminal_id, idle, max_ms)
             if self.sim.owns_heap:  # it may run long: not even its first slice may walk
                 heap.settle()  # the world it starts from (http/heap.py)
-            await self._run(target)
+            await self._run(wait)
             if self.mode is ClockMode.REALTIME:
                 self.rebase()
+            return Stop(self.sim.world.now_ms, bool(wait.met),
+                        reason if wait.met else "max_seconds")
+
+    def _wait_for(self, by_ms: int | None, until_ms: int | None, terminal_id: str | None,
+                  idle: bool, max_ms: int) -> tuple[Wait, str]:
+        """The wait one advance runs, and the reason it gives when its condition holds."""
+        world = self.sim.world
+        now = world.now_ms
+        if terminal_id is not None:
+            if world.transactions.get(terminal_id) is None:
+                raise NotFound.one("untilTerminal", "transaction_not_found",
+                                   f"no transaction {terminal_id[:64]}")
+            return Wait(world, now + max_ms, waiting.terminal(world, terminal_id)), "terminal"
+        if idle:
+            return Wait(world, now + max_ms, partial(waiting.idle, world)), "idle"
+        target = now + by_ms if by_ms is not None else until_ms
+        assert target is not None
+        param = "seconds" if by_ms is not None else "until"
+        if target < now:
+            raise InvalidRequest.one(param, "invalid_value",
+                                     f"{param} would move the clock backwards, to "
+                                     f"{world.iso(target)}; it is {world.iso()} now")
+        if target - now > ADVANCE_MS_MAX:
+            raise InvalidRequest.one(param, "invalid_value",
+                                     f"{param} moves the clock more than 366 days at once")
+        return Wait(world, target), "reached"
 
     async def catch_up(self) -> None:
         """Realtime: run the world up to the wall clock's virtual time, unless an advance is
@@ -142,7 +178,7 @@ class Clock:
             target = self._base_virtual_ms + int((self._wall_s() - self._base_wall_s)
                                                  * self.speed * 1000)
             if target > self.sim.world.now_ms:
-                await self._run(target)
+                await self._run(Wait(self.sim.world, target))
 
     async def run_realtime(self) -> None:
         """The realtime ticker: catch up every ``TICK_S`` seconds, until cancelled."""
@@ -163,9 +199,9 @@ class Clock:
                     return await apply()
             await asyncio.sleep(_WRITE_POLL_S)
 
-    async def _run(self, target_ms: int) -> None:
+    async def _run(self, wait: Wait) -> None:
         sim = self.sim
-        self.advancing_to_ms = target_ms
+        self.advancing_to_ms = wait.deadline_ms
         answered: tuple[Pause, list[RealOutcome], list[Any]] | None = None
         sliced = False  # the advance needed more than one slice
         try:
@@ -177,10 +213,9 @@ class Clock:
                         answered = None
                         self.awaiting_peers = False
                     at_ms, self.steps = sim.world.now_ms, 0
-                    pause = self._step(target_ms)
+                    pause = self._step(wait)
                     if sim.journal is not None:  # one entry per hold: requests between
                         sim.journal.clock(at_ms, self.steps,  # two slices come after it
-                                          target_ms if pause is None else
                                           sim.world.now_ms if not pause else None)
                     if pause:  # paused at the real parties' instant: writes may come in
                         self.running_events = False
@@ -239,14 +274,14 @@ class Clock:
         return bool((deliveries is not None and deliveries.outbox)
                     or (external is not None and external.pending))
 
-    def _step(self, target_ms: int) -> Pause | None:
-        """Run events up to ``target_ms``: ``None`` when the clock is there; the requests
-        waiting for real receivers and the calls waiting for real gateways (the rest of
-        their instant run first); an empty pause after a slice of ``_STEPS_PER_SLICE``
-        events or ``_SLICE_S`` of wall time, and then the rest of the instant it reached, so
-        a slice ends where an advance to that instant would (the journal records it as one)
-        and never with requests in the outbox. ``steps`` counts the events run (the journal
-        holds the count: replay runs exactly as many)."""
+    def _step(self, wait: Wait) -> Pause | None:
+        """Run events until ``wait`` is over (``Wait.next_ms``, asked at each whole instant):
+        ``None`` when it is; the requests waiting for real receivers and the calls waiting
+        for real gateways (the rest of their instant run first); an empty pause after a
+        slice of ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time, and then the rest
+        of the instant it reached, so a slice ends where an advance to that instant would
+        (the journal records it as one) and never with requests in the outbox. ``steps``
+        counts the events run (the journal holds the count: replay runs exactly as many)."""
         world, deliveries, external = self.sim.world, self.sim.deliveries, self.sim.world.external
         env = world.env
         started_s = time.monotonic()
@@ -258,14 +293,18 @@ class Clock:
                     self.steps += 1
                 return Pause(deliveries.take() if deliveries is not None else [],
                              external.take() if external is not None else [])
-            if env.peek() > target_ms:
-                if target_ms > world.now_ms:
-                    world.run_until(target_ms)
-                return None
+            whole = env.peek() > world.now_ms  # every event of this instant has run
+            if whole:
+                next_ms = wait.next_ms()
+                if next_ms is None:
+                    return None
+                if env.peek() > next_ms:  # nothing due before it: the clock jumps there
+                    world.run_until(next_ms)
+                    continue
             sliced = sliced or run >= _STEPS_PER_SLICE or (
                 run % _CHECK_EVERY == _CHECK_EVERY - 1
                 and time.monotonic() - started_s > _SLICE_S)
-            if sliced and env.peek() > world.now_ms:
+            if sliced and whole:
                 return Pause([], [])
             env.step()
             self.steps += 1

@@ -3,7 +3,11 @@
 Public names: ``ROUTES``.
 
 - ``GET /sim/v1/clock``; ``POST /sim/v1/clock/advance`` with exactly one of ``seconds`` (a
-  number ≥ 0, whole milliseconds) or ``until`` (ISO 8601 with a zone); backwards is 400.
+  number ≥ 0, whole milliseconds), ``until`` (ISO 8601 with a zone), ``untilTerminal`` (a
+  transaction id; 404 ``transaction_not_found``) or ``untilIdle`` (true), the last two with
+  an optional ``maxSeconds`` bound (default 366 days); backwards is 400. It answers the
+  clock, ``stoppedAt`` (and ``stoppedAtMs``), ``met`` and ``reason`` (``reached``,
+  ``terminal``, ``idle``, ``max_seconds``).
 - ``POST /sim/v1/reset`` with an optional ``seed`` (default: the current one): a fresh world,
   built again from the world file when the shim was started with one.
 - ``POST /sim/v1/operator/transactions/{id}/resolve``: the operator's fix of a parked
@@ -46,6 +50,9 @@ __all__ = ["ROUTES"]
 
 _STATUS_ANSWERED = (100, 599)
 _LATENCY_MS_MAX = 3_600_000
+_FORMS = ("seconds", "until", "untilTerminal", "untilIdle")
+_FORMS_TEXT = ("seconds (a number), until (an ISO 8601 timestamp), untilTerminal (a "
+               "transaction id) or untilIdle (true)")
 
 
 # the clock ---------------------------------------------------------------------------------
@@ -54,35 +61,59 @@ async def clock(ctx: OperatorContext) -> Reply:
     return Reply(200, ctx.clock.wire())
 
 
-def _seconds_ms(f: Fields) -> int | None:
-    """``seconds`` as whole milliseconds: a number, not negative, at most 3 decimals."""
-    value = f.obj.get("seconds")
+def _seconds_ms(f: Fields, name: str) -> int | None:
+    """``name`` (``seconds``, ``maxSeconds``) as whole milliseconds: a number, not negative,
+    at most 3 decimals."""
+    value = f.obj.get(name)
     if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-        f.problem("seconds", "invalid_value",
-                  "seconds must not be negative: the clock never moves backwards")
+        f.problem(name, "invalid_value",
+                  f"{name} must not be negative: the clock never moves backwards")
         return None
-    seconds = read_number(f, "seconds", low=0.0, high=ADVANCE_MS_MAX / 1000)
+    seconds = read_number(f, name, low=0.0, high=ADVANCE_MS_MAX / 1000)
     if seconds is None:
         return None
     scaled = seconds * 1000
     if scaled != scaled.to_integral_value():
-        f.problem("seconds", "invalid_value",
-                  "seconds must be a whole number of milliseconds (at most 3 decimal places)")
+        f.problem(name, "invalid_value",
+                  f"{name} must be a whole number of milliseconds (at most 3 decimal places)")
         return None
     return int(scaled)
 
 
+def _one_form(f: Fields) -> str | None:
+    """The one advance form the body gives; a problem naming the field at fault otherwise
+    (the second form given; ``maxSeconds`` beside ``seconds`` or ``until``)."""
+    given = [name for name in _FORMS if f.obj.get(name) is not None]
+    if not given:
+        f.problem(None, "required", f"give exactly one of {_FORMS_TEXT}")
+        return None
+    if len(given) > 1:
+        f.problem(given[1], "invalid_value", f"{given[1]} beside {given[0]}: give exactly "
+                                             f"one of {_FORMS_TEXT}")
+        return None
+    if given[0] in ("seconds", "until") and f.obj.get("maxSeconds") is not None:
+        f.problem("maxSeconds", "invalid_value", f"maxSeconds bounds untilTerminal and "
+                                                 f"untilIdle; {given[0]} names its own instant")
+        return None
+    return given[0]
+
+
 async def advance(ctx: OperatorContext) -> Reply:
     f = ctx.fields()
-    by_ms = _seconds_ms(f)
+    by_ms = _seconds_ms(f, "seconds")
     until_ms = read_timestamp_ms(f, "until", ctx.world, before_epoch_ok=True)
-    given = [name for name in ("seconds", "until") if f.obj.get(name) is not None]
-    if len(given) != 1 and not f.problems:
-        f.problem(None, "required" if not given else "invalid_value",
-                  "give exactly one of seconds (a number) or until (an ISO 8601 timestamp)")
-    f.done("seconds")
-    await ctx.clock.advance(by_ms=by_ms, until_ms=until_ms if by_ms is None else None)
-    return Reply(200, ctx.clock.wire())
+    terminal_id = f.text("untilTerminal", required=False, length_max=64)
+    if f.flag("untilIdle", required=False) is False:
+        f.problem("untilIdle", "invalid_value", "untilIdle takes true or nothing")
+    max_ms = _seconds_ms(f, "maxSeconds")
+    form = _one_form(f) if not f.problems else None
+    f.done("seconds", "maxSeconds")
+    stop = await ctx.clock.advance(
+        by_ms=by_ms if form == "seconds" else None,
+        until_ms=until_ms if form == "until" else None, terminal_id=terminal_id,
+        idle=form == "untilIdle", max_ms=ADVANCE_MS_MAX if max_ms is None else max_ms)
+    return Reply(200, {**ctx.clock.wire(), "stoppedAt": ctx.world.iso(stop.at_ms),
+                       "stoppedAtMs": stop.at_ms, "met": stop.met, "reason": stop.reason})
 
 
 async def reset(ctx: OperatorContext) -> Reply:

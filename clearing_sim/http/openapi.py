@@ -131,7 +131,8 @@ _PARTICIPANT_QUERY = (("participantId", {"type": "string", "format": "uuid"}, Tr
 OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/sim/v1/health"): _op(200, "Health"),
     ("GET", "/sim/v1/clock"): _op(200, "Clock"),
-    ("POST", "/sim/v1/clock/advance"): _op(200, "Clock", "AdvanceRequest"),
+    ("POST", "/sim/v1/clock/advance"): _op(200, "AdvanceResult", "AdvanceRequest",
+                                           lookup_404=True),
     ("POST", "/sim/v1/reset"): _op(200, "ResetResult", "ResetRequest", **_OPTIONAL),
     ("POST", "/sim/v1/operator/transactions/{id}/resolve"): _op(200, _TX, "Empty",
                                                                 **_OPTIONAL),

@@ -18,6 +18,7 @@ from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.domain.profile import CommitPoint, CustodyModel, FeedbackChannel, FiatLeg, Ledger
 from clearing_sim.domain.webhook_url import URL_LENGTH_MAX
+from clearing_sim.http.clock import ADVANCE_MS_MAX
 from clearing_sim.scenario.read_world import HOLD_POINT_NAMES
 from clearing_sim.service.versions import SUPPORTED_VERSIONS
 
@@ -241,15 +242,29 @@ _CHECKPOINT_NAME = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 _LATENCY_NAMES = ("request", "ack", "approval", "execution", "webhook", "refund")
 _OUTCOME_NAMES = ("rejected", "failed", "silence")
 
+_CLOCK: dict[str, Schema] = {
+    "now": TS, "nowMs": INT, "mode": enum("manual", "realtime"), "epoch": TS,
+    "unixSeconds": INT, "speed": {"type": ["number", "null"]}, "advancingTo": NTS}
+#: seconds of virtual time, whole milliseconds, at most ``ADVANCE_MS_MAX`` (366 days)
+_ADVANCE_SECONDS: Schema = {"type": "number", "minimum": 0, "maximum": ADVANCE_MS_MAX // 1000}
+_ADVANCE_FORMS = ("AdvanceBySeconds", "AdvanceUntil", "AdvanceUntilTerminal",
+                  "AdvanceUntilIdle")
+
 _OPERATOR: dict[str, Schema] = {
     "Health": obj({"alive": {"type": "boolean", "const": True}, "ready": {"type": "boolean"}},
                   closed=True),
-    "Clock": obj({"now": TS, "nowMs": INT, "mode": enum("manual", "realtime"), "epoch": TS,
-                  "unixSeconds": INT, "speed": {"type": ["number", "null"]},
-                  "advancingTo": NTS}),
-    "AdvanceRequest": {**obj({}, {"seconds": {"type": "number", "minimum": 0},
-                                  "until": TS}, closed=True),
-                       "oneOf": [{"required": ["seconds"]}, {"required": ["until"]}]},
+    "Clock": obj(_CLOCK),
+    "AdvanceRequest": {"oneOf": [ref(name) for name in _ADVANCE_FORMS],
+                       "description": "exactly one form: by seconds, until an instant, until "
+                                      "a transaction is terminal, or until the world is idle"},
+    "AdvanceBySeconds": obj({"seconds": _ADVANCE_SECONDS}, closed=True),
+    "AdvanceUntil": obj({"until": TS}, closed=True),
+    "AdvanceUntilTerminal": obj({"untilTerminal": text(64, description="a transaction id")},
+                                {"maxSeconds": _ADVANCE_SECONDS}, closed=True),
+    "AdvanceUntilIdle": obj({"untilIdle": {"type": "boolean", "const": True}},
+                            {"maxSeconds": _ADVANCE_SECONDS}, closed=True),
+    "AdvanceResult": obj({**_CLOCK, "stoppedAt": TS, "stoppedAtMs": INT, "met": BOOL,
+                          "reason": enum("reached", "terminal", "idle", "max_seconds")}),
     "ResetRequest": obj({}, {"seed": INT}, closed=True),
     "ResetResult": obj({"seed": INT, "environment": enum("sandbox", "production"),
                         "clock": ref("Clock"),

@@ -63,6 +63,7 @@ from clearing_sim.service.body import Fields
 from clearing_sim.service.messages import Response, encode_json
 from clearing_sim.service.wire import transaction_full
 from clearing_sim.sim.issuer import IssuerGateway
+from clearing_sim.sim.waiting import Wait
 
 __all__ = ["play", "run_scenario"]
 
@@ -149,17 +150,17 @@ def _holds(stage: Stage, condition: TransactionState | ResourceState | Fact) -> 
 
 def _wait(stage: Stage, wait: WaitUntil) -> None:
     world = stage.world
+    seen: list[Verdict] = []
+
+    def holds() -> bool:
+        seen[:] = [_holds(stage, wait.condition)]
+        return seen[0].passed
+
     deadline = world.now_ms + wait.timeout_ms
-    verdict = _holds(stage, wait.condition)
-    while not verdict.passed:
-        if world.now_ms >= deadline:
-            raise StepFailed(f"wait_until: the condition did not hold within "
-                             f"{_ms(wait.timeout_ms)} (deadline {world.iso(deadline)}); "
-                             f"last seen: {verdict.actual}")
-        following = (world.now_ms + wait.poll_ms if wait.poll_ms is not None
-                     else world.env.peek())
-        world.run_until(int(min(following, deadline)))
-        verdict = _holds(stage, wait.condition)
+    if not Wait(world, deadline, holds, wait.poll_ms).run():
+        raise StepFailed(f"wait_until: the condition did not hold within "
+                         f"{_ms(wait.timeout_ms)} (deadline {world.iso(deadline)}); "
+                         f"last seen: {seen[0].actual}")
 
 
 def _operator(stage: Stage, action: Resolve | SetIssuerBehaviour) -> None:

@@ -109,6 +109,11 @@ class WebhookChannel:
         """Deliveries to the subscription not yet delivered, failed or dropped."""
         return len(self._pending.get(subscription_id, ()))
 
+    @property
+    def busy(self) -> bool:
+        """Whether any delivery is left to attempt: one on the wire or a retry scheduled."""
+        return any(self._pending.values())
+
     def deliveries_of(self, subscription_id: str) -> list[Delivery]:
         return [d for d in self.deliveries if d.subscription_id == subscription_id]
 

@@ -37,7 +37,7 @@ def test_advance_by_seconds_and_until(client: Client) -> None:
     ({"until": "tomorrow"}, "invalid_timestamp", "until"),
     ({"until": "2026-01-02T00:00:00"}, "invalid_timestamp", "until"),
     ({}, "required", None),
-    ({"seconds": 1, "until": "2026-01-02T00:00:00Z"}, "invalid_value", None),
+    ({"seconds": 1, "until": "2026-01-02T00:00:00Z"}, "invalid_value", "until"),
     ({"seconds": 0.0005}, "invalid_value", "seconds"),
     ({"seconds": "60"}, "invalid_type", "seconds"),
     ({"seconds": True}, "invalid_type", "seconds"),

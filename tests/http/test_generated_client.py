@@ -138,8 +138,16 @@ def test_a_generated_client_drives_a_redeem_to_settled_against_a_served_world(
         tx_id = created.parsed.data.id
         assert created.parsed.data.lifecycle_status.value == "received"
 
-        moved = advance.sync(client=operator, body={"seconds": 120})
-        assert moved.data.now == "2026-01-01T00:02:00.000Z" or moved.data.now_ms == 120_000
+        # the advance body is typed: one model per form (issue 27, section 5)
+        waited = advance.sync(client=operator,
+                              body=models.AdvanceUntilTerminal(until_terminal=str(tx_id),
+                                                               max_seconds=60))
+        assert (waited.data.met, waited.data.reason.value) == (False, "max_seconds")
+        assert waited.data.stopped_at_ms == 60_000
+        moved = advance.sync(client=operator, body=models.AdvanceUntilTerminal(
+            until_terminal=str(tx_id)))
+        assert (moved.data.met, moved.data.reason.value) == (True, "terminal")
+        assert moved.data.now_ms == moved.data.stopped_at_ms < 120_000
 
         fetched = get_transaction.sync(client=member, id=tx_id)
         assert isinstance(fetched, models.GetTransactionResponse200), fetched

@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 from clearing_sim.http import ServeOptions, clock, create_app
 from clearing_sim.service.messages import Request
 from clearing_sim.sim.examples import issuer_profile
+from clearing_sim.sim.waiting import Wait
 from tests.http.conftest import TOKEN, Client
 
 
@@ -80,8 +81,8 @@ def test_a_realtime_tick_freezes_nothing() -> None:
     20 ms) leaves the collector alone: no request's garbage is caught frozen."""
     app = _grown_app(owns_heap=True)
     gc.unfreeze()
-    now = app.state.sim.world.now_ms
-    asyncio.run(app.state.clock._run(now + 1_000))
+    world = app.state.sim.world
+    asyncio.run(app.state.clock._run(Wait(world, world.now_ms + 1_000)))
     assert gc.get_freeze_count() == 0
     assert _walked(app.state.sim.world.env)
 
