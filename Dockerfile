@@ -35,6 +35,8 @@ VOLUME /data
 WORKDIR /data
 USER sim
 EXPOSE 8080
+# Healthy: GET /sim/v1/health (no credential) answers 200 with "ready": true (the world
+# built, the journal replayed). Python's urllib: slim images have no curl.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["python3", "-c", "import os, sys, urllib.request as u; sys.exit(u.urlopen('http://127.0.0.1:' + os.environ.get('CLEARING_SIM_PORT', '8080') + '/sim/v1/health', timeout=2).status != 200)"]
+  CMD ["python3", "-c", "import json, os, sys, urllib.request as u; r = u.urlopen('http://127.0.0.1:' + os.environ.get('CLEARING_SIM_PORT', '8080') + '/sim/v1/health', timeout=2); sys.exit(not (r.status == 200 and json.load(r)['data']['ready'] is True))"]
 ENTRYPOINT ["clearing-sim", "serve"]

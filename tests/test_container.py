@@ -95,7 +95,7 @@ class _Container:
             if check.returncode == 0:
                 return
             assert time.monotonic() < deadline, \
-                (f"never healthy (the HEALTHCHECK asks GET /sim/v1/health for a 200): "
+                (f"never healthy (the HEALTHCHECK asks GET /sim/v1/health for a 200 saying ready): "
                  f"{check.stdout}{check.stderr}\n{self.logs()}")
             time.sleep(0.3)
 
