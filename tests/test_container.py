@@ -62,7 +62,8 @@ def image() -> str:
                     timeout=300)
     if probe.returncode != 0 or probe.stdout.strip() != "42":
         pytest.skip(f"podman cannot run a container from {base}: "
-                    f"{(probe.stderr or probe.stdout).strip()}")
+                    f"{(probe.stderr or probe.stdout).strip()} (hybrid cgroups? "
+                    "CONTAINERS_CONF=.ci/containers.conf)")
     built = _podman("build", "--format", "docker", "--build-arg", f"BASE={base}", "-t", IMAGE,
                     str(ROOT), timeout=900)
     assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
