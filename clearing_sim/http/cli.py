@@ -156,19 +156,26 @@ def _options(seed: int | None, operator_token: str, environment: str | None, clo
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
+              envvar="CLEARING_SIM_HOST", show_envvar=True,
               help="Address to listen on (loopback unless you mean otherwise).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
+              envvar="CLEARING_SIM_PORT", show_envvar=True,
               help="Port to listen on; 0 picks a free one (printed at start).")
 @click.option("--seed", type=int, default=None,
+              envvar="CLEARING_SIM_SEED", show_envvar=True,
               help="The world's seed.  [default: the world file's seed, or 0]")
 @click.option("--operator-token", default=None, metavar="TOKEN",
+              envvar="CLEARING_SIM_OPERATOR_TOKEN", show_envvar=True,
               help="Bearer token for /sim/v1.  [default: a random one, printed at start]")
 @click.option("--world", "world_file", type=click.Path(dir_okay=False), default=None,
+              envvar="CLEARING_SIM_WORLD", show_envvar=True,
               metavar="FILE.yaml", help="Start from a scenario file's world, members, issuers, "
                                         "agents and webhooks (its steps are not run).")
 @click.option("--environment", type=click.Choice(["sandbox", "production"]), default=None,
+              envvar="CLEARING_SIM_ENVIRONMENT", show_envvar=True,
               help="The world's environment.  [default: the world file's, or sandbox]")
 @click.option("--clock", type=click.Choice(["manual", "realtime"]), default="manual",
+              envvar="CLEARING_SIM_CLOCK", show_envvar=True,
               show_default=True, help="manual: time moves only on POST /sim/v1/clock/advance; "
                                       "realtime: it follows the wall clock.")
 @click.option("--speed", type=float, default=None,
@@ -184,6 +191,7 @@ def _options(seed: int | None, operator_token: str, environment: str | None, clo
 @click.option("--access-log", is_flag=True,
               help="Print one line per HTTP request (uvicorn's access log).")
 @click.option("--journal", "journal_file", type=click.Path(dir_okay=False), default=None,
+              envvar="CLEARING_SIM_JOURNAL", show_envvar=True,
               metavar="FILE", help="Append every change to this journal, durable before its "
                                    "answer; an existing journal is replayed first (restart).")
 def serve(host: str, port: int, seed: int | None, operator_token: str | None,
@@ -194,7 +202,8 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
 
     /api/v1 is the service's API (the same bytes as in-process), /sim/v1 the operator
     surface (Authorization: Bearer TOKEN), /openapi.json the OpenAPI document. See
-    docs/http.md.
+    docs/http.md. An option that names an env var below may come from it instead (how the
+    container image is configured); the command line wins over the environment.
 
     \b
     Example:
