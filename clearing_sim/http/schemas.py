@@ -19,7 +19,7 @@ from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.domain.profile import CommitPoint, CustodyModel, FeedbackChannel, FiatLeg, Ledger
 from clearing_sim.domain.webhook_url import URL_LENGTH_MAX
 from clearing_sim.http.clock import ADVANCE_MS_MAX
-from clearing_sim.scenario.read_world import HOLD_POINT_NAMES
+from clearing_sim.service.behaviour import HOLD_POINT_NAMES
 from clearing_sim.service.versions import SUPPORTED_VERSIONS
 
 __all__ = ["ERROR_CODES", "SCHEMAS", "SERVICE_VERSIONS", "Schema", "array", "ref"]
