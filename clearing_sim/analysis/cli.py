@@ -18,15 +18,30 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
 from clearing_sim.analysis.driver import SetupRefused
 from clearing_sim.analysis.frames import FRAME_NAMES
+from clearing_sim.analysis.gatecheck import (
+    GateVerdict,
+    check_sweep,
+    check_workload,
+    sweep_gates,
+    workload_gates,
+)
+from clearing_sim.analysis.loader import load_workload
+from clearing_sim.analysis.promote import (
+    DEFAULT_TOLERANCE,
+    PromoteRefused,
+    parse_tolerance,
+    promote,
+)
 from clearing_sim.analysis.report import write_report
 from clearing_sim.analysis.resultfiles import ResultsFileError, read_plan
 from clearing_sim.analysis.runs import run_workload
-from clearing_sim.analysis.sweepfile import SEED_MAX, format_seeds, parse_seeds
+from clearing_sim.analysis.sweepfile import SEED_MAX, format_seeds, load_sweep, parse_seeds
 from clearing_sim.analysis.sweeps import SweepOutputConflict
 from clearing_sim.analysis.sweeps import sweep as run_sweep
 from clearing_sim.scenario.errors import ScenarioError
@@ -44,7 +59,7 @@ def _bad_input() -> Iterator[None]:
         for line in error.lines():
             click.echo(line, err=True)
         raise click.exceptions.Exit(2) from None
-    except (SetupRefused, SweepOutputConflict, ResultsFileError) as error:
+    except (SetupRefused, SweepOutputConflict, ResultsFileError, PromoteRefused) as error:
         click.echo(f"Error: {error}", err=True)
         raise click.exceptions.Exit(2) from None
 
@@ -59,10 +74,24 @@ def _seeds(ctx: click.Context, param: click.Parameter,
         raise click.BadParameter(str(error), ctx, param) from None
 
 
+def _gates_end(verdict: GateVerdict, junit: Path | None) -> None:
+    """Print the gates' verdict, write ``--junit``; exit 1 if a gate missed."""
+    for line in verdict.lines():
+        click.echo(line)
+    if junit is not None:
+        verdict.write_junit(junit)
+        click.echo(f"gates' JUnit XML written to {junit}")
+    if not verdict.passed:
+        raise click.exceptions.Exit(1)
+
+
+_JUNIT_HELP = "Write the gates' verdicts as JUnit XML (a testcase per gate and parameter set)."
+
+
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0,
-              show_default=True, help="The run's seed.")
+@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX),
+              help="The run's seed  [default: the file's seed, else 0]")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write the run's frames and metrics as Parquet files to this folder.")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -70,8 +99,9 @@ def _seeds(ctx: click.Context, param: click.Parameter,
 @click.option("--stream", is_flag=True,
               help="Write the log to --log as the run goes and forget finished transactions, "
                    "so a long run's memory stays flat; the frames are then read from the file.")
-def workload(file: Path, seed: int, out: Path | None, log_file: Path | None,
-             stream: bool) -> None:
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help=_JUNIT_HELP)
+def workload(file: Path, seed: int | None, out: Path | None, log_file: Path | None,
+             stream: bool, junit: Path | None) -> None:
     """Run one workload file under one seed; print its key figures and digest.
 
     \b
@@ -82,8 +112,11 @@ def workload(file: Path, seed: int, out: Path | None, log_file: Path | None,
     if stream and log_file is None:
         raise click.UsageError("--stream writes the log to a file as the run goes: give --log")
     with _bad_input():
+        loaded = load_workload(file)
+        gates = workload_gates(loaded)  # a bad gate stops before the run
+        seed = loaded.data.get("seed", 0) if seed is None else seed
         # only what the figures need, unless the frames are written
-        run = run_workload(file, seed, frames=FRAME_NAMES if out is not None else (),
+        run = run_workload(loaded, seed, frames=FRAME_NAMES if out is not None else (),
                            log=log_file, stream=stream)
     tx = run.transactions
     click.echo(f"workload {run.workload.name}  seed {seed}  transactions {len(tx)}  "
@@ -107,6 +140,7 @@ def workload(file: Path, seed: int, out: Path | None, log_file: Path | None,
     if log_file is not None:
         click.echo(f"event log written to {log_file}")
     click.echo(f"digest {run.digest}")
+    _gates_end(check_workload(gates, run.metrics, seed, loaded), junit)
 
 
 def _resume_command(file: Path, seeds: tuple[int, ...] | None, workers: int,
@@ -125,7 +159,27 @@ def _resume_command(file: Path, seeds: tuple[int, ...] | None, workers: int,
     return f"{command} --workers {workers}" if workers > 1 else command
 
 
-@click.command()
+class _SweepCommand(click.Command):
+    """``sweep FILE …`` runs a sweep; ``sweep promote …`` runs ``promote`` instead (a sweep
+    file named ``promote`` is ``./promote``)."""
+
+    _KEY = "clearing_sim.sweep.promote"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args[:1] == ["promote"]:
+            ctx.meta[self._KEY] = args[1:]
+            return []
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        rest = ctx.meta.pop(self._KEY, None)
+        if rest is None:
+            return super().invoke(ctx)
+        with promote_command.make_context("promote", rest, parent=ctx) as sub:
+            return promote_command.invoke(sub)
+
+
+@click.command(cls=_SweepCommand)
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--seeds", callback=_seeds, metavar="SEEDS",
               help="Seeds to run, e.g. 0-99 or 0-9,20 (replaces the sweep file's seeds).")
@@ -137,8 +191,9 @@ def _resume_command(file: Path, seeds: tuple[int, ...] | None, workers: int,
               help="Folder for the results; finished runs found there are not run again.")
 @click.option("--report", "with_report", is_flag=True,
               help="Then write the HTML report too (as clearing-sim report OUT does).")
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help=_JUNIT_HELP)
 def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address: str | None,
-          out: Path, with_report: bool) -> None:
+          out: Path, with_report: bool, junit: Path | None) -> None:
     """Run a sweep: every parameter set of FILE × every seed; results as Parquet in --out.
 
     Interrupted sweeps resume: Ctrl-C prints the command that carries on (the same one).
@@ -150,7 +205,14 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
           --out results/latency
       clearing-sim report results/latency
       clearing-sim sweep reports/baseline/sweep.yaml --out reports/baseline/results --report
+
+    The file's gates are checked on the results: a missed gate exits 1. One cell of the
+    results becomes a workload file with its figures pinned as gates with
+    `clearing-sim sweep promote RESULTS --param ID --seed S` (see its --help).
     """
+    with _bad_input():  # the files (and their gates) are read before anything runs
+        plan = load_sweep(file, seeds)
+        gates = sweep_gates(plan)
     state = {"done": 0}
     if sigint_ignored():
         click.echo("note: Ctrl-C cannot stop this sweep (it was started in the background "
@@ -164,7 +226,7 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
             state["done"] = done
 
         try:
-            result = run_sweep(file, seeds, workers=workers, dask=dask_address, out=out,
+            result = run_sweep(plan, workers=workers, dask=dask_address, out=out,
                                progress=progress)
         except KeyboardInterrupt as stop:
             how = "terminated" if isinstance(stop, Terminated) else "interrupted"
@@ -188,6 +250,47 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
         click.echo(f"report written to {path}")
     else:
         click.echo(f"report: clearing-sim report {out}")
+    _gates_end(check_sweep(gates, result.metrics, plan), junit)
+
+
+@click.command("promote")
+@click.argument("results", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--param", "param_id", required=True, metavar="ID",
+              help="The parameter set's id (param_id in the results' tables and report).")
+@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), required=True,
+              help="The run's seed.")
+@click.option("--tolerance", default=DEFAULT_TOLERANCE, show_default=True,
+              help="Each figure's band, ± this percentage of it (0 pins figures exactly).")
+@click.option("--out", "target", type=click.Path(dir_okay=False, path_type=Path),
+              help="The workload file to write (default: print it).")
+def promote_command(results: Path, param_id: str, seed: int, tolerance: str,
+                    target: Path | None) -> None:
+    """Write a workload file for one run of the sweep results in RESULTS: its parameter
+    set and seed, with every figure of that run pinned as a gate within --tolerance, so
+    `clearing-sim workload FILE` checks the finding in CI (exit 1 if a figure moved).
+
+    \b
+    Example:
+      clearing-sim sweep promote results/latency --param 3f2a9c1b0d4e --seed 7 \\
+          --out checks/slow-etherpound.yaml
+      clearing-sim workload checks/slow-etherpound.yaml
+    """
+    try:
+        share = parse_tolerance(tolerance)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--tolerance") from None
+    words = ["clearing-sim", "sweep", "promote", str(results), "--param", param_id,
+             "--seed", str(seed), "--tolerance", tolerance]
+    if target is not None:
+        words += ["--out", str(target)]
+    with _bad_input():
+        text = promote(results, param_id, seed, share, command=shlex.join(words))
+    if target is None:
+        click.echo(text, nl=False)
+        return
+    target.write_text(text, encoding="utf-8")
+    click.echo(f"workload file written to {target}; check it with: clearing-sim workload "
+               f"{shlex.quote(str(target))}", err=True)
 
 
 @click.command()

@@ -33,8 +33,9 @@ def _load(name: str) -> dict[str, Any]:
 
 WORKLOAD_SCHEMA = _load("workload.schema.json")
 SWEEP_SCHEMA = _load("sweep.schema.json")
-_REGISTRY: Registry[Any] = Registry().with_resource(
-    SCENARIO_SCHEMA["$id"], Resource.from_contents(SCENARIO_SCHEMA))
+_REGISTRY: Registry[Any] = Registry().with_resources([
+    (SCENARIO_SCHEMA["$id"], Resource.from_contents(SCENARIO_SCHEMA)),
+    (WORKLOAD_SCHEMA["$id"], Resource.from_contents(WORKLOAD_SCHEMA))])  # the sweep's gates
 _WORKLOAD = Draft202012Validator(WORKLOAD_SCHEMA, registry=_REGISTRY)
 _SWEEP = Draft202012Validator(SWEEP_SCHEMA, registry=_REGISTRY)
 

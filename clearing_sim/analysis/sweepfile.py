@@ -1,7 +1,7 @@
 """Sweep files: a workload, named cases and a grid of overrides, and a seed list.
 
 Public names: ``ParamSet``, ``SEEDS_MAX``, ``Sweep``, ``checked_seeds``, ``format_seeds``,
-``load_sweep``, ``override_problem``, ``parse_seeds``.
+``load_sweep``, ``override_problem``, ``parse_seeds``, ``read_param_sets``.
 
 A sweep file (``docs/workloads.md``) names a workload file (relative to itself), optional
 ``cases`` (name → overrides) and an optional ``grid`` (field path → values to try); the
@@ -57,7 +57,7 @@ from clearing_sim.sim.issuer import IssuerBehaviour
 from clearing_sim.sim.world import WorldConfig
 
 __all__ = ["SEEDS_MAX", "SEED_MAX", "ParamSet", "Sweep", "checked_seeds", "format_seeds",
-           "load_sweep", "override_problem", "parse_seeds"]
+           "load_sweep", "override_problem", "parse_seeds", "read_param_sets"]
 
 SEEDS_MAX = 1_000_000
 SEED_MAX = (1 << 63) - 1  # a seed is a column of the results' tables: int64
@@ -202,8 +202,14 @@ def _compact(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
+#: Workload keys that say how a workload is checked or run alone, not what it models: they
+#: are left out of a parameter set's id (and cannot be overridden).
+_NOT_PARAMETERS = ("gates", "seed")
+
+
 def _param_id(data: Any) -> str:
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    modelled = {key: value for key, value in data.items() if key not in _NOT_PARAMETERS}
+    canonical = json.dumps(modelled, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
@@ -380,9 +386,22 @@ def load_sweep(path: str | Path, seeds: str | int | Iterable[int] | None = None)
                  tuple(dict.fromkeys(k for o in data.get("cases", {}).values() for k in o)))
 
 
+def read_param_sets(sweep_text: str, sweep_path: str, workload_text: str,
+                    workload_path: str) -> tuple[ParamSet, ...]:
+    """The parameter sets of a sweep file and its workload given as texts (a results
+    folder's ``sweep.json`` keeps both); ``ScenarioError`` as ``load_sweep``."""
+    return _read_params(parse_yaml(sweep_text, sweep_path),
+                        parse_yaml(workload_text, workload_path))
+
+
 def _check_path(reader: Reader, where: FieldPath, text: str) -> None:
     try:
-        parse_field_path(text)
+        segments = parse_field_path(text)
     except ValueError as error:
         reader.report(where, str(error), key=True)
+        return
+    if segments[0] in _NOT_PARAMETERS:
+        reader.report(where, f"{segments[0]} is not a parameter of the runs; expected a field "
+                      "of the model (a sweep's gates go under its own gates key, its seeds "
+                      "under seeds)", key=True)
 
