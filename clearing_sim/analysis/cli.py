@@ -175,7 +175,8 @@ class _SweepCommand(click.Command):
         rest = ctx.meta.pop(self._KEY, None)
         if rest is None:
             return super().invoke(ctx)
-        with promote_command.make_context("promote", rest, parent=ctx) as sub:
+        # (no parent: a parent command's usage would put its FILE in this one's)
+        with promote_command.make_context(f"{ctx.command_path} promote", rest) as sub:
             return promote_command.invoke(sub)
 
 

@@ -254,14 +254,21 @@ def read_gates(document: Document, names: Mapping[str, Mapping[str, str]]
 
 
 # checking ----------------------------------------------------------------------------------
-def _figures(gate: Gate, metrics: pd.DataFrame) -> pd.DataFrame:
-    """The rows of ``metrics`` that are ``gate``'s figure (one per run at most)."""
-    rows = metrics[metrics["metric"] == gate.metric]
-    chosen = dict(gate.where)
-    for dimension, _ in DIMENSIONS:
-        column = rows[dimension]
-        rows = rows[column == chosen[dimension]] if dimension in chosen else rows[column.isna()]
-    return rows
+def _label(value: Any) -> Any:
+    """A dimension's cell as a gate writes it: ``None`` when missing, a Python int or str."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def _figures(gates: Sequence[Gate], metrics: pd.DataFrame
+             ) -> dict[tuple[Any, ...], float]:
+    """(param_id, seed, metric, each dimension's label) → value, for the gates' metrics: one
+    pass over the rows, whatever the number of gates."""
+    wanted = metrics[metrics["metric"].isin({gate.metric for gate in gates})]
+    columns = ["param_id", "seed", "metric", *(d for d, _ in DIMENSIONS), "value"]
+    return {(str(row[0]), int(row[1]), row[2], *(_label(v) for v in row[3:-1])): float(row[-1])
+            for row in wanted[columns].itertuples(index=False, name=None)}
 
 
 def check_gates(gates: Sequence[Gate], metrics: pd.DataFrame, seeds: Sequence[int] = (),
@@ -279,12 +286,13 @@ def check_gates(gates: Sequence[Gate], metrics: pd.DataFrame, seeds: Sequence[in
         assert len(seeds) == 1, "one run's metrics: give its seed"
         metrics = metrics.assign(param_id="", seed=seeds[0])
         cells, cell_seeds = [("", label)], {"": list(seeds)}
+    found = _figures(gates, metrics)
     outcomes = []
     for gate in gates:
-        rows = _figures(gate, metrics)
-        found = {(str(r.param_id), int(r.seed)): float(r.value) for r in rows.itertuples()}
+        chosen = dict(gate.where)
+        row = (gate.metric, *(chosen.get(d) for d, _ in DIMENSIONS))
         for param_id, param_label in cells:
-            figures = tuple((seed, found.get((param_id, seed)))
+            figures = tuple((seed, found.get((param_id, seed, *row)))
                             for seed in cell_seeds[param_id])
             outcomes.append(GateOutcome(gate, param_id, str(param_label), figures))
     return outcomes

@@ -66,6 +66,8 @@ def parse_tolerance(text: str) -> float:
 def _bound(edge: float, value: float, down: bool) -> str:
     """A band's end ``edge`` to 6 significant digits, if the figure ``value`` stays inside
     the band; else exactly (``repr``: it reads back as the same float)."""
+    if edge == value:  # a tolerance of 0: the figure itself, exactly
+        return repr(value)
     text = f"{edge:.6g}"
     return text if ((float(text) <= value) if down else (float(text) >= value)) else repr(edge)
 
