@@ -1,7 +1,7 @@
 """Gates: expectations over a run's metrics, written in workload and sweep files.
 
 Public names: ``GATE_KINDS``, ``METRIC_SHAPES``, ``Gate``, ``GateOutcome``, ``check_gates``,
-``parse_gate``, ``read_gates``, ``workload_names``.
+``parse_gate``, ``read_gates``, ``row_name``, ``workload_names``.
 
 A file's ``gates`` (docs/workloads.md) lists expressions under two kinds::
 
@@ -38,11 +38,12 @@ import pandas as pd  # type: ignore[import-untyped]
 from attrs import frozen
 
 from clearing_sim.analysis.metrics import DELIVERY_OUTCOMES, DIMENSIONS, PARK_CAUSES
+from clearing_sim.domain.delivery import ATTEMPTS_MAX
 from clearing_sim.scenario.errors import Problem
 from clearing_sim.scenario.source import Document
 
 __all__ = ["GATE_KINDS", "METRIC_SHAPES", "Gate", "GateOutcome", "check_gates", "parse_gate",
-           "read_gates", "workload_names"]
+           "read_gates", "row_name", "workload_names"]
 
 #: Gate kinds, as the file's keys: what each asks of a parameter set's seeds.
 GATE_KINDS = {"always": "every seed", "sometimes": "at least one seed"}
@@ -75,8 +76,7 @@ _GATE = re.compile(
     rf"(?:\{{(?P<where>{_SELECTOR}(?:,{_SELECTOR})*)\}}\s*)?"
     rf"(?:(?P<op><=|>=|==|!=|<|>)\s*(?P<bound>{_NUMBER})"
     rf"|between\s+(?P<low>{_NUMBER})\s+and\s+(?P<high>{_NUMBER}))\s*")
-_CAUSES = (*PARK_CAUSES, *DELIVERY_OUTCOMES)
-_ATTEMPTS_MAX = 7  # domain.delivery.ATTEMPTS_MAX, checked by a test (no domain import here)
+_BARE = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 @frozen
@@ -101,9 +101,7 @@ class Gate:
     @property
     def figure_name(self) -> str:
         """``metric{dim=value, ...}``: what a figure of this gate is called in messages."""
-        if not self.where:
-            return self.metric
-        return self.metric + "{" + ", ".join(f"{d}={v}" for d, v in self.where) + "}"
+        return row_name(self.metric, self.where)
 
 
 @frozen
@@ -151,22 +149,30 @@ def _shown(figure: float | None) -> str:
     return f"{figure:.6g}"
 
 
+def row_name(metric: str, where: Iterable[tuple[str, str | int]]) -> str:
+    """``metric{dimension=value, ...}`` as a gate writes it (a value that is not one word in
+    double quotes); just ``metric`` for its "all" row."""
+    parts = [f"{d}={v}" if _BARE.fullmatch(str(v)) else f'{d}="{v}"' for d, v in where]
+    return metric + ("{" + ", ".join(parts) + "}" if parts else "")
+
+
 # reading -----------------------------------------------------------------------------------
-def _dimension_value(dimension: str, raw: str, names: Mapping[str, Mapping[str, str]] | None
+def _dimension_value(metric: str, dimension: str, raw: str,
+                     names: Mapping[str, Mapping[str, str]] | None
                      ) -> tuple[str | int | None, str]:
     """The value a ``run_metrics`` row holds for ``raw``, or ``None`` and why not."""
     text = raw[1:-1] if raw.startswith('"') else raw
     if names is None and dimension in ("issuer", "subscription"):
         return text, ""
     if dimension in ("mode", "attempts"):
-        top = 3 if dimension == "mode" else _ATTEMPTS_MAX
+        top = 3 if dimension == "mode" else ATTEMPTS_MAX
         if text.isdigit() and 1 <= int(text) <= top:
             return int(text), ""
         return None, f"expected {dimension} to be a whole number from 1 to {top}"
     if dimension == "use_case":
         choices: Iterable[str] = ("redeem", "swap")
-    elif dimension == "cause":
-        choices = _CAUSES
+    elif dimension == "cause":  # a delivery's outcome, or why a transaction parked
+        choices = DELIVERY_OUTCOMES if metric == "deliveries_by_attempts" else PARK_CAUSES
     else:
         known = (names or {}).get(dimension, {})
         if text in known:
@@ -200,7 +206,7 @@ def parse_gate(kind: str, text: str, names: Mapping[str, Mapping[str, str]] | No
                              f"{', '.join(d for d, _ in DIMENSIONS)}")
         if dimension in where:
             raise ValueError(f"{dimension} is given twice; expected each dimension once")
-        value, why = _dimension_value(dimension, raw, names)
+        value, why = _dimension_value(metric, dimension, raw, names)
         if value is None:
             raise ValueError(why)
         where[dimension] = value

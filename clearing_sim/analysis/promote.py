@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped]
 import yaml
 
-from clearing_sim.analysis.gates import parse_gate, workload_names
+from clearing_sim.analysis.gates import parse_gate, row_name, workload_names
 from clearing_sim.analysis.metrics import DIMENSIONS
 from clearing_sim.analysis.sweepfile import read_param_sets
 from clearing_sim.analysis.sweeps import load_results
@@ -44,7 +44,6 @@ __all__ = ["DEFAULT_TOLERANCE", "PromoteRefused", "parse_tolerance", "pinned_gat
 
 DEFAULT_TOLERANCE = "1%"
 _PERCENT = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%?\s*")
-_BARE = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 class PromoteRefused(Exception):
@@ -72,15 +71,17 @@ def _bound(edge: float, value: float, down: bool) -> str:
     return text if ((float(text) <= value) if down else (float(text) >= value)) else repr(edge)
 
 
-def _selector(row: Any, issuer_keys: dict[str, str]) -> str:
-    parts = []
+def _where(row: Any, issuer_keys: dict[str, str]) -> list[tuple[str, str | int]]:
+    """A metrics row's dimensions (its issuer by key), as a gate's ``where``."""
+    where: list[tuple[str, str | int]] = []
     for dimension, _ in DIMENSIONS:
         value = getattr(row, dimension)
         if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
             continue
-        text = issuer_keys.get(str(value), str(value)) if dimension == "issuer" else str(value)
-        parts.append(f"{dimension}={text if _BARE.fullmatch(text) else repr(text)}")
-    return "{" + ", ".join(parts) + "}" if parts else ""
+        label = int(value) if dimension in ("mode", "attempts") else str(value)
+        where.append((dimension, issuer_keys.get(str(label), label)
+                      if dimension == "issuer" else label))
+    return where
 
 
 def pinned_gates(metrics: pd.DataFrame, tolerance: float, data: dict[str, Any]) -> list[str]:
@@ -95,7 +96,7 @@ def pinned_gates(metrics: pd.DataFrame, tolerance: float, data: dict[str, Any]) 
         if not math.isfinite(value):
             continue
         spread = abs(value) * tolerance
-        text = (f"{row.metric}{_selector(row, issuer_keys)} between "
+        text = (f"{row_name(row.metric, _where(row, issuer_keys))} between "
                 f"{_bound(value - spread, value, down=True)} and "
                 f"{_bound(value + spread, value, down=False)}")
         gate = parse_gate("always", text, names)  # what is written reads back, and holds

@@ -25,10 +25,11 @@ from clearing_sim.analysis.gates import (
     check_gates,
     parse_gate,
     read_gates,
+    row_name,
     workload_names,
 )
 from clearing_sim.analysis.loader import load_workload
-from clearing_sim.analysis.metrics import DIMENSIONS
+from clearing_sim.analysis.metrics import DELIVERY_OUTCOMES, DIMENSIONS, PARK_CAUSES
 from clearing_sim.analysis.runs import WorkloadRun
 from clearing_sim.analysis.sweepfile import load_sweep
 from clearing_sim.domain.delivery import ATTEMPTS_MAX
@@ -102,6 +103,10 @@ def test_a_gate_reads_into_metric_dimensions_and_bounds(
     ("transactions{issuer=etherpound} > 0", "transactions has no row by {issuer}"),
     ("parking_rate{issuer=nobody} > 0", "'nobody' is not a issuer here; expected one of: "),
     ("parking_rate{cause=lost} > 0", "'lost' is not a cause here"),
+    ("parking_rate{cause=delivered} > 0", "expected one of: approval_sla_exceeded, "),
+    ("deliveries_by_attempts{subscription=treasury, cause=issuer_failed, attempts=1} > 0",
+     "'issuer_failed' is not a cause here; expected one of: delivered, failed, dropped, "
+     "pending"),
     ("parking_rate between 0.5 and 0.1", "expected the lower bound first: 0.5 is above 0.1"),
     ("parking_rate < 1e999", "expected finite numbers as bounds"),
     ("parking_rate < nan", "expected METRIC OP NUMBER"),
@@ -113,6 +118,23 @@ def test_a_gate_that_cannot_be_a_row_is_refused_saying_why(text: str, message: s
     with pytest.raises(ValueError) as error:
         parse_gate("always", text, TINY_NAMES)
     assert message in str(error.value)
+
+
+_LABELS = {"use_case": st.sampled_from(["redeem", "swap"]), "mode": st.integers(1, 3),
+           "issuer": st.sampled_from(["Ether Pound", "Stellar Sterling"]),
+           "cause": st.sampled_from(PARK_CAUSES),  # (deliveries_by_attempts: outcomes)
+           "subscription": st.just("treasury"), "attempts": st.integers(1, ATTEMPTS_MAX)}
+
+
+@given(data=st.data(), metric=st.sampled_from(sorted(METRIC_SHAPES)))
+def test_a_row_name_reads_back_as_the_same_row(data: st.DataObject, metric: str) -> None:
+    """``row_name`` (messages, promoted files) writes what the reader reads: the same row."""
+    shape = data.draw(st.sampled_from(METRIC_SHAPES[metric]))
+    labels = {**_LABELS, "cause": st.sampled_from(
+        DELIVERY_OUTCOMES if metric == "deliveries_by_attempts" else PARK_CAUSES)}
+    where = tuple((d, data.draw(labels[d])) for d, _ in DIMENSIONS if d in shape)
+    gate = parse_gate("always", f"{row_name(metric, where)} >= 0", TINY_NAMES)
+    assert (gate.metric, gate.where) == (metric, where)
 
 
 # verdicts against a model ------------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_a_workload_that_misses_an_always_gate_exits_1_naming_seed_and_figure(
     assert result.exit_code == 1
     assert re.search(r"gate missed: always 'parking_rate\{issuer=etherpound\} < 0.1' \(.*"
                      r"gates.always\[0\]\): workload tiny, seed 0: "
-                     r"parking_rate\{issuer=Ether Pound\} = 0\.375$", result.output, re.M), \
+                     r'parking_rate\{issuer="Ether Pound"\} = 0\.375$', result.output, re.M), \
         result.output
     assert "gates: 1 of 2 held" in result.output
     assert (tmp_path / "j.xml").read_bytes().count(b"<testcase ") == 2
