@@ -28,6 +28,7 @@ Gates read results only: they change no run and no digest.
 
 from __future__ import annotations
 
+import difflib
 import math
 import operator
 import re
@@ -196,7 +197,9 @@ def parse_gate(kind: str, text: str, names: Mapping[str, Mapping[str, str]] | No
                          f"METRIC; got {text[:80]!r}")
     metric = found["metric"]
     if metric not in METRIC_SHAPES:
-        raise ValueError(f"unknown metric {metric!r}; expected one of: "
+        close = difflib.get_close_matches(metric, list(METRIC_SHAPES), n=2)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise ValueError(f"unknown metric {metric!r}{hint}; expected one of: "
                          f"{', '.join(METRIC_SHAPES)}")
     where: dict[str, str | int] = {}
     for selector in found["where"].split(",") if found["where"] else ():

@@ -96,6 +96,8 @@ def test_a_gate_reads_into_metric_dimensions_and_bounds(
 
 @pytest.mark.parametrize(("text", "message"), [
     ("parked_on_silence > 0", "unknown metric 'parked_on_silence'; expected one of: "),
+    ("latency_p95_s between 30 and 90", "unknown metric 'latency_p95_s' (did you mean "
+     "delivery_latency_p95_s or settlement_latency_p95_s?); expected one of: "),
     ("parking_rate{colour=red} > 0", "unknown dimension 'colour'"),
     ("parking_rate{mode=4} > 0", "mode to be a whole number from 1 to 3"),
     ("parking_rate{mode=1, mode=2} > 0", "mode is given twice"),
