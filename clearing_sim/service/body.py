@@ -102,12 +102,19 @@ def _plain(raw: bytes) -> bool:
         and raw.count(b"{") + raw.count(b"[") <= DEPTH_MAX
 
 
+_JSON_WHITESPACE = b" \t\n\r"
+
+
 def parse_json_object(raw: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
-    """The body as a JSON object; an empty body is ``{}`` when ``empty_ok``."""
+    """The body as a JSON object; an empty body is ``{}`` when ``empty_ok``.
+
+    Empty means no bytes but JSON's own whitespace (RFC 8259 §2: space, tab, LF, CR); a
+    form feed or vertical tab, which ``bytes.strip`` would also drop, is not JSON and is
+    refused as malformed, so ``\x0c`` cannot stand for "no body" (issue 31 §6)."""
     if len(raw) > BODY_BYTES_MAX:
         raise PayloadTooLarge.one(None, "payload_too_large",
                                   f"the body is over {BODY_BYTES_MAX} bytes (1 MiB)")
-    if not raw.strip():
+    if not raw.strip(_JSON_WHITESPACE):
         if empty_ok:
             return {}
         raise InvalidRequest.one(None, "invalid_body", "the request needs a JSON object body")

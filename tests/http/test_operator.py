@@ -354,3 +354,15 @@ def test_operator_answers_use_the_api_envelope(client: Client) -> None:
     body = response.json()
     assert set(body) == {"data", "meta"} and set(body["meta"]) == {"commandId"}
     assert response.headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize("raw", [b"\x0c", b"\x0b", b" \x0c\n", b"\x1c"])
+def test_a_reset_whose_body_is_not_json_is_refused_and_resets_nothing(shim: Shim,
+                                                                      raw: bytes) -> None:
+    """Issue 31 §6: ``POST /sim/v1/reset`` with the body ``\\x0c`` was read as no body and
+    reset the world. Only nothing (or JSON's whitespace) is no body."""
+    shim.initiate()
+    before = shim.client.op("GET", "/sim/v1/digest").json()["data"]["digest"]
+    response = shim.client.post("/sim/v1/reset", headers=OP, content=raw)
+    assert _error(response)[:2] == (400, "malformed_json")
+    assert shim.client.op("GET", "/sim/v1/digest").json()["data"]["digest"] == before
