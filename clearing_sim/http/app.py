@@ -247,6 +247,11 @@ def _text(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
+#: a percent-escape that is not UTF-8 becomes a lone surrogate, which ``check_request_text``
+#: refuses (400 ``invalid_string``), not U+FFFD, which would be read as if it had been sent
+_NOT_UTF8 = "surrogateescape"
+
+
 def _head(scope: Scope) -> Request:
     """The request without its body (not read yet)."""
     raw_path = scope.get("raw_path") or str(scope["path"]).encode()
@@ -255,7 +260,7 @@ def _head(scope: Scope) -> Request:
     headers = tuple((bytes(k).decode("latin-1"), _text(bytes(v)))
                     for k, v in scope.get("headers", ()))
     return Request(str(scope["method"]).upper(), path,
-                   tuple(parse_qsl(query, keep_blank_values=True)), headers)
+                   tuple(parse_qsl(query, keep_blank_values=True, errors=_NOT_UTF8)), headers)
 
 
 async def _read(head: Request, receive: Receive) -> Request:

@@ -6,7 +6,8 @@ Public names: ``ServiceAPI``.
 in a fixed order, the precedence of ``clearing_sim.domain.errors.PRECEDENCE``: the request's
 text (path, query and headers must be canonical strings), route, ``Service-Version``,
 environment, authentication, capability, ``Idempotency-Key``, body size and syntax (the one
-decoder, ``clearing_sim.service.body``, for every mutating route), idempotent replay, then the
+decoder, ``clearing_sim.service.body``, for every mutating route), the query's parameters
+(each one the route's ``query`` names, once), idempotent replay, then the
 handler (body fields, scope, agent mandate, state). Nothing is changed before the body has
 been decoded, so a refused request changes nothing but its own ``api.request`` record. Every answer
 carries ``Service-Version`` and, except a 204, a JSON envelope whose ``meta.commandId`` comes
@@ -29,7 +30,13 @@ from clearing_sim.domain.errors import (
 )
 from clearing_sim.service import envelope
 from clearing_sim.service.auth import Credentials, Principal
-from clearing_sim.service.body import BODY_BYTES_MAX, check_text, parse_json_object
+from clearing_sim.service.body import (
+    BODY_BYTES_MAX,
+    check_text,
+    is_empty,
+    parse_json_object,
+    read_query,
+)
 from clearing_sim.service.context import Context, Reply, Route
 from clearing_sim.service.idempotency import ANONYMOUS, IdempotencyStore, check_key
 from clearing_sim.service.messages import Request, Response, encode_json
@@ -103,8 +110,9 @@ class ServiceAPI:
             if len(request.body) > BODY_BYTES_MAX:  # on every route, before its syntax
                 parse_json_object(request.body)  # raises PayloadTooLarge
             context = Context(self, request, params, principal, command_id)
-            if route.mutating and request.body.strip():
+            if route.mutating and not is_empty(request.body):
                 context.decoded(parse_json_object(request.body))
+            read_query(request.query, route.query)
             scope = principal.participant_id if principal is not None else ANONYMOUS
             stored = None
             if key is not None:
