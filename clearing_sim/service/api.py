@@ -1,6 +1,6 @@
 """``ServiceAPI``: every route of the spec on one ``World``, at the world's virtual time.
 
-Public names: ``ServiceAPI``.
+Public names: ``ServiceAPI``, ``RefusalRecord``, ``refusal_record``, ``CODES_LOGGED_MAX``.
 
 ``handle(request) -> response`` is the one way into the service for every door. It answers
 in a fixed order, the precedence of ``clearing_sim.domain.errors.PRECEDENCE``: the request's
@@ -21,6 +21,8 @@ beside the world they describe; two APIs on two worlds share nothing.
 from __future__ import annotations
 
 from typing import Any, TypeVar
+
+from attrs import frozen
 
 from clearing_sim.domain.errors import (
     DomainError,
@@ -44,7 +46,8 @@ from clearing_sim.service.routes import match
 from clearing_sim.service.versions import CURRENT_VERSION, negotiate
 from clearing_sim.sim.world import Environment, World
 
-__all__ = ["ServiceAPI", "check_request_text"]
+__all__ = ["CODES_LOGGED_MAX", "RefusalRecord", "ServiceAPI", "check_request_text",
+           "refusal_record"]
 
 T = TypeVar("T")
 
@@ -71,6 +74,38 @@ def check_request_text(request: Request) -> None:
         seen.add(lowered)
 
 
+#: how much of a request its ``api.request`` record keeps: its method and path escaped
+#: (ASCII is itself) then cut, and at most ``CODES_LOGGED_MAX`` codes, then how many more;
+#: so a refusal's record, and its journal entry, is bounded whatever was sent (issue 31 §5)
+METHOD_LOGGED_MAX = 20
+PATH_LOGGED_MAX = 300
+CODES_LOGGED_MAX = 16
+
+
+@frozen
+class RefusalRecord:
+    """The fields of a request's ``api.request`` record but its command id and ``replayed``."""
+
+    method: str
+    path: str
+    status: int
+    participant_id: str | None
+    codes: tuple[str, ...] | None
+
+
+def _shown(text: str, length_max: int) -> str:
+    escaped = text if text.isascii() else text.encode("utf-8", "backslashreplace").decode()
+    return escaped[:length_max]
+
+
+def refusal_record(method: str, path: str, status: int, participant_id: str | None,
+                   codes: list[str] | None) -> RefusalRecord:
+    if codes is not None and len(codes) > CODES_LOGGED_MAX:
+        codes = [*codes[:CODES_LOGGED_MAX], f"+{len(codes) - CODES_LOGGED_MAX} more"]
+    return RefusalRecord(_shown(method, METHOD_LOGGED_MAX), _shown(path, PATH_LOGGED_MAX),
+                         status, participant_id, None if codes is None else tuple(codes))
+
+
 #: headers the API reads one value of; two are refused rather than one picked (a proxy in
 #: front may pick the other: the caller it authenticated is not the one the service sees)
 _SINGLETONS = frozenset({"authorization", "idempotency-key", "service-version"})
@@ -84,6 +119,7 @@ class ServiceAPI:
         self.credentials = Credentials(world)
         self.idempotency = IdempotencyStore()
         self._stores: dict[type, Any] = {}
+        self.last_record: RefusalRecord | None = None  # the last request's record (a door's)
 
     def store(self, kind: type[T]) -> T:
         """The store of this kind for this API, made on first use (``kind(api)``)."""
@@ -166,15 +202,25 @@ class ServiceAPI:
 
     def _log(self, request: Request, response: Response, principal: Principal | None,
              command_id: str, replayed: bool) -> None:
-        def shown(text: str) -> str:  # a refused text is logged escaped (ASCII is itself)
-            return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode()
-
-        fields: dict[str, Any] = {"method": shown(request.method[:20]),
-                                  "path": shown(request.path[:300]),
-                                  "status": response.status, "commandId": command_id,
-                                  "participantId": principal.participant_id if principal
-                                  else None, "replayed": replayed}
+        codes: list[str] | None = None
         if response.status >= 400:
             body = response.payload if response.payload is not None else response.json()
-            fields["codes"] = [e["code"] for e in body["errors"]]
+            codes = [e["code"] for e in body["errors"]]
+        self._record(refusal_record(request.method, request.path, response.status,
+                                    principal.participant_id if principal else None, codes),
+                     command_id, replayed)
+
+    def _record(self, refusal: RefusalRecord, command_id: str, replayed: bool) -> None:
+        fields: dict[str, Any] = {"method": refusal.method, "path": refusal.path,
+                                  "status": refusal.status, "commandId": command_id,
+                                  "participantId": refusal.participant_id, "replayed": replayed}
+        if refusal.codes is not None:
+            fields["codes"] = list(refusal.codes)
         self.world.log.append("api.request", **fields)
+        self.last_record = refusal
+
+    def replay_refusal(self, refusal: RefusalRecord) -> None:
+        """What a refused request did to the world, again: its command id drawn and its
+        ``api.request`` record written (the journal keeps a refusal as this, not as the
+        request: ``clearing_sim.http.recorder``)."""
+        self._record(refusal, self.world.ids.uuid("command"), False)
