@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
+from urllib.parse import quote
 
 from attrs import frozen
 
@@ -82,12 +83,20 @@ def _timestamp(header: str | None) -> int | None:
 
 
 def transaction_id(body: bytes) -> str | None:
-    """``data.transactionId`` of an event body, or None when it has none."""
+    """``data.transactionId`` of an event body, or None when it has none a URL can carry:
+    a string of Unicode scalar values (a lone surrogate such as ``"\\ud800"`` cannot be
+    encoded, so no request could name it; issue 31 §7 found it answered 500)."""
     try:
         value = parse_untrusted(body)["data"]["transactionId"]
     except (ValueError, KeyError, TypeError):
         return None
-    return value if isinstance(value, str) else None
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
 
 
 def header(headers: Headers, name: str) -> str | None:
@@ -187,8 +196,8 @@ class ReferenceReceiver(_Receiver):
     def fetch(self, transaction_id: str) -> TransactionView | None:
         """``GET /api/v1/transactions/{id}`` with the API key: the resource's view, or None
         (counted in ``fetch_failures``) when the API did not answer 200."""
-        response = self.api.handle(Request.build(
-            "GET", f"/api/v1/transactions/{transaction_id}", token=self.api_key))
+        response = self.api.handle(Request.build(  # one path segment, whatever the event said
+            "GET", f"/api/v1/transactions/{quote(transaction_id, safe='')}", token=self.api_key))
         if response.status != 200:
             self.fetch_failures += 1
             return None

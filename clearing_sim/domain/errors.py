@@ -243,6 +243,7 @@ PRECEDENCE: tuple[str, ...] = (
     "capability (403 missing_capability)",
     "Idempotency-Key (400 idempotency_key_empty, idempotency_key_too_long)",
     "body size (413) and syntax (400 malformed_json, invalid_string), on mutating routes",
+    "query parameters: each one the route takes, given once (400 invalid_query)",
     "idempotency replay or conflict (409 idempotency_key_reused)",
     "body fields (400), every problem listed, the first deciding",
     "scope (404 for transactions and conformance targets, 403 for own-participant routes)",

@@ -1,6 +1,7 @@
 """Money: a ``Decimal`` amount with its asset. Never float.
 
-Public names: ``Asset``, ``Money``, ``AmountError``, ``parse_amount``, ``GBP``.
+Public names: ``Asset``, ``Money``, ``AmountError``, ``parse_amount``, ``plain_decimal``,
+``GBP``.
 
 An asset is a code plus, for issued assets, the on-chain issuer account (``asset.issuer`` on
 the wire); fiat has no issuer. Each asset carries its precision (decimal places): GBP has 2,
@@ -17,7 +18,7 @@ from typing import Any
 
 from attrs import field, frozen, validators
 
-__all__ = ["GBP", "AmountError", "Asset", "Money", "parse_amount"]
+__all__ = ["GBP", "AmountError", "Asset", "Money", "parse_amount", "plain_decimal"]
 
 _PLAIN_DECIMAL = re.compile(r"(0|[1-9][0-9]{0,17})(\.[0-9]{1,18})?")
 #: Enough significant digits for 18 integer and 18 fractional digits, whatever the ambient
@@ -106,6 +107,14 @@ class Money:
     def wire_amount(self) -> str:
         """The decimal string, always with the asset's decimal places (``"100.00"``)."""
         return f"{self.amount.quantize(self.asset.quantum, ROUND_HALF_EVEN, _EXACT):f}"
+
+
+def plain_decimal(text: object) -> Decimal | None:
+    """The value of a wire decimal string (ASCII digits, an optional point and fraction, no
+    sign, exponent, spaces, underscores or other scripts' digits), or ``None``."""
+    if not isinstance(text, str) or not _PLAIN_DECIMAL.fullmatch(text):
+        return None
+    return Decimal(text)
 
 
 def parse_amount(text: object, asset: Asset) -> Money:

@@ -174,9 +174,15 @@ class Shim:
                 return answer
 
         async def apply() -> Response:
-            at_ms = self.sim.world.now_ms
-            response = self.sim.api.handle(request)
-            if journal is not None:
+            world, api = self.sim.world, self.sim.api
+            at_ms, records, draws = world.now_ms, len(world.log), world.ids.draws
+            response = api.handle(request)
+            if journal is None:
+                return response
+            if response.status >= 400 and len(world.log) == records + 1 \
+                    and world.ids.draws == draws + 1 and api.last_record is not None:
+                journal.refused(api.last_record, at_ms)  # all it did: its record
+            else:
                 journal.api(request, response, at_ms)
             return response
 
@@ -209,9 +215,15 @@ class Shim:
         journal = self.sim.journal
 
         async def apply() -> Response:
+            inbox = self.sim.world.issuer_inbox
+            inbox.take_drop()
             response = receive_issuer_webhook(self.sim, request)
-            if journal is not None and request.method == "POST" \
-                    and response.status in (202, 401):
+            drop = inbox.take_drop()
+            if journal is None or request.method != "POST":
+                return response
+            if response.status == 401 and drop is not None:  # all it did: its record
+                journal.dropped(*drop, self.sim.world.now_ms)
+            elif response.status in (202, 401):
                 journal.issuer(request, response, self.sim.world.now_ms)
             return response
 
@@ -247,6 +259,11 @@ def _text(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
+#: a percent-escape that is not UTF-8 becomes a lone surrogate, which ``check_request_text``
+#: refuses (400 ``invalid_string``), not U+FFFD, which would be read as if it had been sent
+_NOT_UTF8 = "surrogateescape"
+
+
 def _head(scope: Scope) -> Request:
     """The request without its body (not read yet)."""
     raw_path = scope.get("raw_path") or str(scope["path"]).encode()
@@ -255,7 +272,7 @@ def _head(scope: Scope) -> Request:
     headers = tuple((bytes(k).decode("latin-1"), _text(bytes(v)))
                     for k, v in scope.get("headers", ()))
     return Request(str(scope["method"]).upper(), path,
-                   tuple(parse_qsl(query, keep_blank_values=True)), headers)
+                   tuple(parse_qsl(query, keep_blank_values=True, errors=_NOT_UTF8)), headers)
 
 
 async def _read(head: Request, receive: Receive) -> Request:

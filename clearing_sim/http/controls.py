@@ -33,7 +33,6 @@ from clearing_sim.http.clock import ADVANCE_MS_MAX
 from clearing_sim.http.surface import (
     OperatorContext,
     OperatorRoute,
-    no_query,
     participant_of,
     read_number,
     read_timestamp_ms,
@@ -57,7 +56,6 @@ _FORMS_TEXT = ("seconds (a number), until (an ISO 8601 timestamp), untilTerminal
 
 # the clock ---------------------------------------------------------------------------------
 async def clock(ctx: OperatorContext) -> Reply:
-    no_query(ctx)
     return Reply(200, ctx.clock.wire())
 
 
@@ -161,7 +159,6 @@ def _gateway(world: World, issuer_id: str) -> IssuerGateway:
 
 
 async def get_behaviour(ctx: OperatorContext) -> Reply:
-    no_query(ctx)
     gateway = _gateway(ctx.world, ctx.params["issuerId"])
     return Reply(200, {"issuerId": gateway.issuer_id, **behaviour_wire(gateway.behaviour)})
 

@@ -94,6 +94,10 @@ class _Steps:
         elif entry["k"] == "api":
             assert request is not None and response is not None
             self._call(entry["n"], request, response)
+        elif entry["k"] in ("refused", "dropped"):
+            # kept as the record it wrote, not as the request: a scenario cannot send it again
+            self.unsure = (f"entry {entry['n']}: a refused request is journaled as the record "
+                           "it wrote, not as the request itself, so no step can repeat it")
         else:
             assert request is not None and response is not None
             self._operator(entry, request, response)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import uuid
 
-from clearing_sim.http.surface import OperatorContext, OperatorRoute, no_query
+from clearing_sim.http.surface import OperatorContext, OperatorRoute
 from clearing_sim.service.context import Reply
 from clearing_sim.service.messages import Request
 
@@ -42,7 +42,6 @@ def command_id() -> str:
 
 
 async def health(ctx: OperatorContext) -> Reply:
-    no_query(ctx)
     return Reply(200, {"alive": True, "ready": ctx.sim.ready})
 
 

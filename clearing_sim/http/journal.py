@@ -20,9 +20,11 @@ only ever see entries of the shapes the shim writes. A journal is a regular file
 device or a directory is refused before it is read (reading ``/dev/zero`` never ends, and a
 FIFO without a writer never answers).
 
-Reading (``read_journal``): a last line that is cut short or fails its check is *torn* (a
-crash mid-write: its request was never answered) and is reported and dropped; a bad line
-before the last is damage, and the journal is refused (``JournalError``). Writing
+Reading (``read_journal``): a last line cut short (no newline after it) is *torn* (a crash
+mid-write: its answer waited for the fsync, so its request was never answered) and is
+reported and dropped; any line that has its newline but fails its check, the last one
+included, is damage (the line was written whole, and may have been answered) and the journal
+is refused (``JournalError``). Writing
 (``JournalWriter``): appends go to the file in order, on the event loop; ``durable()``
 returns once everything appended so far is flushed and fsynced. Concurrent waiters share one
 fsync (group commit): the fsync runs in a thread while more entries are appended, and the
@@ -296,6 +298,16 @@ _CHECKPOINT = _Field(_matching(CHECKPOINT_NAME), "a checkpoint name")
 _KINDS: dict[str, dict[str, _Field]] = {
     "api": _request("/api/v1", lambda v: _text(v) or _sealed(v),
                     sha=_Field(_hex(16), "16 hex digits")),
+    "refused": {"at": _Field(_MS, "an instant in ms"),
+                "method": _Field(_method, "an HTTP method"),
+                "path": _Field(_text, "text"),
+                "status": _Field(_whole(400, 499), "a 4xx status"),
+                "participantId": _Field(lambda v: v is None or _text(v), "text or null"),
+                "codes": _Field(lambda v: v is None or (isinstance(v, list) and all(
+                    _text(c) for c in v)), "a list of codes or null")},
+    "dropped": {"at": _Field(_MS, "an instant in ms"),
+                "issuerId": _Field(_text, "text"),
+                "instructionId": _Field(lambda v: v is None or _text(v), "text or null")},
     "op": _request("/sim/v1", _text),
     "issuer": _request("/issuer-webhooks", _text),
     "clock": {"at": _Field(_MS, "an instant in ms"),
@@ -371,9 +383,12 @@ def read_journal(path: Path) -> JournalFile:
     for number, line in enumerate(lines, start=1):
         entry = decode_line(line)
         if entry is None:
-            if number == len(lines) and not tail:
-                tail = line + b"\n"  # the last line, complete but failing its check
-                break
+            if number == len(lines) and not tail:  # complete, with its newline: not a tear
+                raise JournalError(
+                    f"{path}:{number}: the last line is complete (its newline was written "
+                    "after it) but fails its check: damage after the write, not a crash "
+                    "mid-write, and its request may have been answered; the journal is not "
+                    "replayed. Remove that line by hand to start from the one before it")
             raise JournalError(f"{path}:{number}: a damaged line before the journal's end "
                                "(not a crash mid-write); the journal cannot be trusted past "
                                f"line {number - 1}")

@@ -77,6 +77,11 @@ def _describe(entry: dict[str, Any]) -> str:
                     if str(k).lower() == "idempotency-key"), None)
         extra = f" [Idempotency-Key: {key}]" if key else ""
         return f"{entry['method']} {target}{extra} -> {entry['status']}"
+    if kind == "refused":
+        codes = ", ".join(entry["codes"] or [])
+        return f"{entry['method']} {entry['path']} -> {entry['status']} refused ({codes})"
+    if kind == "dropped":
+        return f"issuer webhook for {entry['issuerId']} -> 401 dropped"
     if kind == "clock":
         to = entry.get("to")
         where = f", clock to {_virtual(to)}" if to is not None else \

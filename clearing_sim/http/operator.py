@@ -7,7 +7,9 @@ revealed but ``{alive, ready}``) needs ``Authorization: Bearer <operator token>`
 in constant time); every route answers with the API's envelopes (``{data, meta}``,
 ``{errors, meta}``) and error codes, in the API's precedence: route (404
 ``route_not_found``, 405 ``method_not_allowed``), then the token (401
-``authentication_required`` / ``invalid_credential``), then the body and the state. The
+``authentication_required`` / ``invalid_credential``), then the request's text (400
+``invalid_string``), then the body and the state: a caller without the token learns nothing
+about its query or headers (issue 31 §6). The
 routes themselves live beside their ideas: ``controls`` (clock, reset, fixes, behaviours,
 receivers), ``participants`` (the cast and credentials), ``views`` (deliveries, balances,
 the log), ``receiver_conformance`` (the receiver kit's battery) and ``timetravel``
@@ -33,6 +35,7 @@ from clearing_sim.http.simulation import Simulation
 from clearing_sim.http.surface import OperatorContext, OperatorRoute
 from clearing_sim.service import envelope
 from clearing_sim.service.api import check_request_text
+from clearing_sim.service.body import read_query
 from clearing_sim.service.messages import Request, Response, encode_json
 from clearing_sim.service.routes import match_in
 
@@ -77,11 +80,12 @@ class OperatorSurface:
         command_id = health.command_id() if health.is_health(request) \
             else self.sim.command_id()
         try:
-            check_request_text(request)
             route, params = match(request.method, request.path)
             if not route.public:
                 self.authenticate(request.header("Authorization"))
-            ctx = OperatorContext(self.sim, self.clock, request, params)
+            check_request_text(request)  # after the token: nothing is said to a stranger
+            query = read_query(request.query, route.query)
+            ctx = OperatorContext(self.sim, self.clock, request, params, query)
             if route.exclusive and route.method == "GET":  # a read: between two slices
                 async with self.sim.world_lock:
                     reply = await route.handler(ctx)

@@ -12,6 +12,13 @@ Entry kinds (every entry has ``n``, its sequence number, and ``k``, its kind):
   ``api.request``), at virtual ``at``: method, path, query, headers (``Authorization``
   sealed), body (``body`` as text, ``body64`` when not UTF-8), the answer's ``status`` and
   the sha256 of its body (``sha``, 16 hex digits) — replay checks both;
+- ``refused``: an ``/api/v1`` request refused (4xx) that changed nothing but its own
+  ``api.request`` record and drew nothing but its command id: that record's fields
+  (method, path, status, participantId, codes), not the request (its body, its
+  headers), so a refused request costs the journal a bounded entry; replay writes the
+  record again (``ServiceAPI.replay_refusal``);
+- ``dropped``: an issuer webhook refused (401): the issuer and instruction ids its
+  ``issuer.webhook`` record holds;
 - ``issuer``: a status webhook that arrived at ``/issuer-webhooks/{issuerId}`` (it may
   change the world); replay checks its status;
 - ``op``: an ``/sim/v1`` request that changes something (not a read, not the clock, whose
@@ -42,11 +49,12 @@ from attrs import frozen
 
 from clearing_sim.http.journal import Header, JournalError, JournalWriter, decode_line
 from clearing_sim.http.sealing import Sealer
+from clearing_sim.service.api import RefusalRecord
 from clearing_sim.service.messages import Request, Response
 
 __all__ = ["Checkpoint", "Recorder", "journaled_operator", "request_of", "unjournaled"]
 
-WORLD_KINDS = frozenset({"api", "op", "issuer", "clock", "deliveries"})
+WORLD_KINDS = frozenset({"api", "refused", "op", "issuer", "dropped", "clock", "deliveries"})
 #: the clock and time travel journal themselves; nothing on the health path can change
 #: anything (another method there is a 405, or a 400 for a malformed header: no entry)
 _NOT_JOURNALED_PATHS = frozenset({"/sim/v1/clock/advance", "/sim/v1/checkpoints",
@@ -188,6 +196,20 @@ class Recorder:
                       "query": [list(pair) for pair in request.query], "headers": headers,
                       **_body_fields(request.body), "status": response.status,
                       "sha": hashlib.sha256(response.body).hexdigest()[:16]})
+
+    def refused(self, refusal: RefusalRecord, at_ms: int) -> None:
+        """An ``/api/v1`` request refused having changed nothing but its own record: what
+        replay needs to write that record again (``ServiceAPI.replay_refusal``), not the
+        request; at most about 1 KiB whatever was sent (issue 31 §5)."""
+        self._append({"k": "refused", "at": at_ms, "method": refusal.method,
+                      "path": refusal.path, "status": refusal.status,
+                      "participantId": refusal.participant_id,
+                      "codes": None if refusal.codes is None else list(refusal.codes)})
+
+    def dropped(self, issuer_id: str, instruction_id: str | None, at_ms: int) -> None:
+        """An issuer webhook refused (401): the two ids its ``issuer.webhook`` record holds."""
+        self._append({"k": "dropped", "at": at_ms, "issuerId": issuer_id,
+                      "instructionId": instruction_id})
 
     def operator(self, request: Request, response: Response, at_ms: int) -> None:
         headers = [[name, value] for name, value in request.headers

@@ -49,6 +49,7 @@ from clearing_sim.http.recorder import (
 )
 from clearing_sim.http.sealing import Sealer, new_salt, token_check
 from clearing_sim.http.simulation import Simulation
+from clearing_sim.service.api import RefusalRecord
 from clearing_sim.service.messages import Request, Response
 
 __all__ = ["Tally", "check_header", "new_header", "open_journal", "rebuild", "replay",
@@ -133,6 +134,21 @@ async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
             if (response.status, sha) != (entry["status"], entry["sha"]):
                 raise _diverged(entry, f"answered {entry['status']} then, {response.status} "
                                        "(or another body) now")
+            tally.requests += 1
+        elif kind == "refused":
+            if world.now_ms != entry["at"]:
+                raise _diverged(entry, f"applied at {entry['at']} ms, replayed at "
+                                       f"{world.now_ms} ms")
+            codes = entry["codes"]
+            sim.api.replay_refusal(RefusalRecord(entry["method"], entry["path"], entry["status"],
+                                                 entry["participantId"],
+                                                 None if codes is None else tuple(codes)))
+            request, response = None, None
+            tally.requests += 1
+        elif kind == "dropped":
+            async with sim.world_lock:
+                world.issuer_inbox.drop(entry["issuerId"], entry["instructionId"])
+            request, response = None, None
             tally.requests += 1
         elif kind == "op":
             request = request_of(entry, sealer, token)

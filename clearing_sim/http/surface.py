@@ -1,12 +1,14 @@
 """What an operator route handler gets and gives, and the readers the operator bodies share.
 
 Public names: ``OperatorContext``, ``OperatorRoute``, ``OperatorHandler``, ``read_number``
-(``service.body``'s, shared with the scenario reader), ``read_timestamp_ms``, ``no_query``,
+(``service.body``'s, shared with the scenario reader), ``read_timestamp_ms``,
 ``participant_of``.
 
 The operator surface (``/sim/v1``) is a door like ``/api/v1``: handlers read bodies with the
 API's ``Fields``, refuse with the API's ``DomainError`` codes and answer a ``Reply`` that the
-API's envelope renders. Handlers are coroutines because the clock's are (an advance waits).
+API's envelope renders. A route names the query parameters it takes (``query``); the door
+refuses any other, or one given twice, before the handler runs (``service.body.read_query``).
+Handlers are coroutines because the clock's are (an advance waits).
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from attrs import frozen
+from attrs import field, frozen
 
-from clearing_sim.domain.errors import InvalidRequest, NotFound
+from clearing_sim.domain.errors import NotFound
 from clearing_sim.domain.timefmt import parse_iso
 from clearing_sim.service.body import Fields, parse_json_object, read_number
 from clearing_sim.service.context import Reply
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from clearing_sim.http.simulation import Simulation
     from clearing_sim.sim.world import World
 
-__all__ = ["OperatorContext", "OperatorHandler", "OperatorRoute", "no_query", "participant_of",
+__all__ = ["OperatorContext", "OperatorHandler", "OperatorRoute", "participant_of",
            "read_number", "read_timestamp_ms"]
 
 
@@ -38,6 +40,8 @@ class OperatorContext:
     clock: Clock
     request: Request
     params: dict[str, str]
+    #: the door's reading of the query: only parameters the route takes, each once
+    query: dict[str, str] = field(factory=dict)
 
     @property
     def world(self) -> World:
@@ -63,6 +67,7 @@ class OperatorRoute:
     summary: str
     exclusive: bool = True
     public: bool = False
+    query: tuple[str, ...] = ()  # the query parameters it takes; any other is 400
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -101,20 +106,6 @@ def read_timestamp_ms(f: Fields, name: str, world: World, *, required: bool = Fa
                                          f"{world.iso(0)}")
         return None
     return unix_ms - world.epoch_ms
-
-
-def no_query(ctx: OperatorContext, *allowed: str) -> dict[str, str]:
-    """The query parameters, each named in ``allowed`` and given once; 400 otherwise."""
-    found: dict[str, str] = {}
-    for name, value in ctx.request.query:
-        if name not in allowed:
-            takes = f"it takes {', '.join(allowed)}" if allowed else "it takes none"
-            raise InvalidRequest.one(name[:40], "invalid_query",
-                                     f"unknown query parameter {name[:40]!r}; {takes}")
-        if name in found:
-            raise InvalidRequest.one(name, "invalid_query", f"{name} is given twice")
-        found[name] = value
-    return found
 
 
 def participant_of(world: World, participant_id: str | None, *,

@@ -26,7 +26,7 @@ import itertools
 from clearing_sim.domain.errors import InternalError, NotAllowed, NotFound
 from clearing_sim.http.journal import CHECKPOINT_NAME
 from clearing_sim.http.recorder import Recorder
-from clearing_sim.http.surface import OperatorContext, OperatorRoute, no_query
+from clearing_sim.http.surface import OperatorContext, OperatorRoute
 from clearing_sim.service.context import Reply
 
 __all__ = ["ROUTES"]
@@ -65,7 +65,6 @@ async def create_checkpoint(ctx: OperatorContext) -> Reply:
 
 
 async def list_checkpoints(ctx: OperatorContext) -> Reply:
-    no_query(ctx)
     journal = _journal(ctx)
     world = ctx.world
     return Reply(200, [c.wire(world.iso(c.at_ms)) for c in journal.checkpoints.values()])

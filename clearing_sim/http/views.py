@@ -34,7 +34,7 @@ from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.domain.money import Money
-from clearing_sim.http.surface import OperatorContext, OperatorRoute, no_query, participant_of
+from clearing_sim.http.surface import OperatorContext, OperatorRoute, participant_of
 from clearing_sim.service.context import Reply
 from clearing_sim.sim.eventlog import Record
 from clearing_sim.sim.world import World
@@ -78,7 +78,7 @@ def delivery_attempts(world: World, transaction_id: str | None = None,
 
 
 async def deliveries(ctx: OperatorContext) -> Reply:
-    query = no_query(ctx, "transactionId", "subscriptionId", "cursor", "limit")
+    query = ctx.query
     start = _whole(query, "cursor", "invalid_cursor", 0, 10**12, 0)
     limit = _whole(query, "limit", "invalid_query", 1, LOG_LIMIT_MAX, LOG_LIMIT_DEFAULT)
     found = delivery_attempts(ctx.world, query.get("transactionId"),
@@ -89,7 +89,7 @@ async def deliveries(ctx: OperatorContext) -> Reply:
 
 
 async def balances(ctx: OperatorContext) -> Reply:
-    query = no_query(ctx, "participantId")
+    query = ctx.query
     if "participantId" not in query:
         raise InvalidRequest.one("participantId", "invalid_query",
                                  "participantId is required: whose balances?")
@@ -129,7 +129,7 @@ def _whole(query: dict[str, str], name: str, code: str, low: int, high: int,
 
 
 async def log(ctx: OperatorContext) -> Reply:
-    query = no_query(ctx, "kind", "cursor", "limit")
+    query = ctx.query
     world = ctx.world
     start = _whole(query, "cursor", "invalid_cursor", 0, 10**12, 0)
     limit = _whole(query, "limit", "invalid_query", 1, LOG_LIMIT_MAX, LOG_LIMIT_DEFAULT)
@@ -142,14 +142,13 @@ async def log(ctx: OperatorContext) -> Reply:
 
 
 async def digest(ctx: OperatorContext) -> Reply:
-    no_query(ctx)
     world = ctx.world
     return Reply(200, {"digest": world.log.digest(), "records": len(world.log),
                        "seed": ctx.sim.seed})
 
 
 async def webhooks(ctx: OperatorContext) -> Reply:
-    query = no_query(ctx, "participantId")
+    query = ctx.query
     world = ctx.world
     wanted = query.get("participantId")
     if wanted is not None:
@@ -164,11 +163,14 @@ async def webhooks(ctx: OperatorContext) -> Reply:
 
 ROUTES: tuple[OperatorRoute, ...] = (
     OperatorRoute("GET", "/sim/v1/deliveries", deliveries,
-                  "webhook delivery attempts, oldest first, as signed and sent"),
+                  "webhook delivery attempts, oldest first, as signed and sent",
+                  query=("transactionId", "subscriptionId", "cursor", "limit")),
     OperatorRoute("GET", "/sim/v1/balances", balances,
-                  "a participant's wallets and RTGS balance"),
-    OperatorRoute("GET", "/sim/v1/log", log, "the event log, page by page"),
+                  "a participant's wallets and RTGS balance", query=("participantId",)),
+    OperatorRoute("GET", "/sim/v1/log", log, "the event log, page by page",
+                  query=("kind", "cursor", "limit")),
     OperatorRoute("GET", "/sim/v1/digest", digest, "the event log's digest"),
     OperatorRoute("GET", "/sim/v1/webhooks", webhooks,
-                  "every webhook subscription with its signing secret"),
+                  "every webhook subscription with its signing secret",
+                  query=("participantId",)),
 )

@@ -1,12 +1,13 @@
 """``ServiceAPI``: every route of the spec on one ``World``, at the world's virtual time.
 
-Public names: ``ServiceAPI``.
+Public names: ``ServiceAPI``, ``RefusalRecord``, ``refusal_record``, ``CODES_LOGGED_MAX``.
 
 ``handle(request) -> response`` is the one way into the service for every door. It answers
 in a fixed order, the precedence of ``clearing_sim.domain.errors.PRECEDENCE``: the request's
 text (path, query and headers must be canonical strings), route, ``Service-Version``,
 environment, authentication, capability, ``Idempotency-Key``, body size and syntax (the one
-decoder, ``clearing_sim.service.body``, for every mutating route), idempotent replay, then the
+decoder, ``clearing_sim.service.body``, for every mutating route), the query's parameters
+(each one the route's ``query`` names, once), idempotent replay, then the
 handler (body fields, scope, agent mandate, state). Nothing is changed before the body has
 been decoded, so a refused request changes nothing but its own ``api.request`` record. Every answer
 carries ``Service-Version`` and, except a 204, a JSON envelope whose ``meta.commandId`` comes
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from attrs import frozen
+
 from clearing_sim.domain.errors import (
     DomainError,
     Forbidden,
@@ -29,7 +32,13 @@ from clearing_sim.domain.errors import (
 )
 from clearing_sim.service import envelope
 from clearing_sim.service.auth import Credentials, Principal
-from clearing_sim.service.body import BODY_BYTES_MAX, check_text, parse_json_object
+from clearing_sim.service.body import (
+    BODY_BYTES_MAX,
+    check_text,
+    is_empty,
+    parse_json_object,
+    read_query,
+)
 from clearing_sim.service.context import Context, Reply, Route
 from clearing_sim.service.idempotency import ANONYMOUS, IdempotencyStore, check_key
 from clearing_sim.service.messages import Request, Response, encode_json
@@ -37,7 +46,8 @@ from clearing_sim.service.routes import match
 from clearing_sim.service.versions import CURRENT_VERSION, negotiate
 from clearing_sim.sim.world import Environment, World
 
-__all__ = ["ServiceAPI", "check_request_text"]
+__all__ = ["CODES_LOGGED_MAX", "RefusalRecord", "ServiceAPI", "check_request_text",
+           "refusal_record"]
 
 T = TypeVar("T")
 
@@ -64,6 +74,38 @@ def check_request_text(request: Request) -> None:
         seen.add(lowered)
 
 
+#: how much of a request its ``api.request`` record keeps: its method and path escaped
+#: (ASCII is itself) then cut, and at most ``CODES_LOGGED_MAX`` codes, then how many more;
+#: so a refusal's record, and its journal entry, is bounded whatever was sent (issue 31 §5)
+METHOD_LOGGED_MAX = 20
+PATH_LOGGED_MAX = 300
+CODES_LOGGED_MAX = 16
+
+
+@frozen
+class RefusalRecord:
+    """The fields of a request's ``api.request`` record but its command id and ``replayed``."""
+
+    method: str
+    path: str
+    status: int
+    participant_id: str | None
+    codes: tuple[str, ...] | None
+
+
+def _shown(text: str, length_max: int) -> str:
+    escaped = text if text.isascii() else text.encode("utf-8", "backslashreplace").decode()
+    return escaped[:length_max]
+
+
+def refusal_record(method: str, path: str, status: int, participant_id: str | None,
+                   codes: list[str] | None) -> RefusalRecord:
+    if codes is not None and len(codes) > CODES_LOGGED_MAX:
+        codes = [*codes[:CODES_LOGGED_MAX], f"+{len(codes) - CODES_LOGGED_MAX} more"]
+    return RefusalRecord(_shown(method, METHOD_LOGGED_MAX), _shown(path, PATH_LOGGED_MAX),
+                         status, participant_id, None if codes is None else tuple(codes))
+
+
 #: headers the API reads one value of; two are refused rather than one picked (a proxy in
 #: front may pick the other: the caller it authenticated is not the one the service sees)
 _SINGLETONS = frozenset({"authorization", "idempotency-key", "service-version"})
@@ -77,6 +119,7 @@ class ServiceAPI:
         self.credentials = Credentials(world)
         self.idempotency = IdempotencyStore()
         self._stores: dict[type, Any] = {}
+        self.last_record: RefusalRecord | None = None  # the last request's record (a door's)
 
     def store(self, kind: type[T]) -> T:
         """The store of this kind for this API, made on first use (``kind(api)``)."""
@@ -103,8 +146,9 @@ class ServiceAPI:
             if len(request.body) > BODY_BYTES_MAX:  # on every route, before its syntax
                 parse_json_object(request.body)  # raises PayloadTooLarge
             context = Context(self, request, params, principal, command_id)
-            if route.mutating and request.body.strip():
+            if route.mutating and not is_empty(request.body):
                 context.decoded(parse_json_object(request.body))
+            read_query(request.query, route.query)
             scope = principal.participant_id if principal is not None else ANONYMOUS
             stored = None
             if key is not None:
@@ -158,15 +202,25 @@ class ServiceAPI:
 
     def _log(self, request: Request, response: Response, principal: Principal | None,
              command_id: str, replayed: bool) -> None:
-        def shown(text: str) -> str:  # a refused text is logged escaped (ASCII is itself)
-            return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode()
-
-        fields: dict[str, Any] = {"method": shown(request.method[:20]),
-                                  "path": shown(request.path[:300]),
-                                  "status": response.status, "commandId": command_id,
-                                  "participantId": principal.participant_id if principal
-                                  else None, "replayed": replayed}
+        codes: list[str] | None = None
         if response.status >= 400:
             body = response.payload if response.payload is not None else response.json()
-            fields["codes"] = [e["code"] for e in body["errors"]]
+            codes = [e["code"] for e in body["errors"]]
+        self._record(refusal_record(request.method, request.path, response.status,
+                                    principal.participant_id if principal else None, codes),
+                     command_id, replayed)
+
+    def _record(self, refusal: RefusalRecord, command_id: str, replayed: bool) -> None:
+        fields: dict[str, Any] = {"method": refusal.method, "path": refusal.path,
+                                  "status": refusal.status, "commandId": command_id,
+                                  "participantId": refusal.participant_id, "replayed": replayed}
+        if refusal.codes is not None:
+            fields["codes"] = list(refusal.codes)
         self.world.log.append("api.request", **fields)
+        self.last_record = refusal
+
+    def replay_refusal(self, refusal: RefusalRecord) -> None:
+        """What a refused request did to the world, again: its command id drawn and its
+        ``api.request`` record written (the journal keeps a refusal as this, not as the
+        request: ``clearing_sim.http.recorder``)."""
+        self._record(refusal, self.world.ids.uuid("command"), False)

@@ -19,7 +19,6 @@ signing key.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
+from clearing_sim.domain import b64url
 from clearing_sim.domain.errors import Unauthenticated
 from clearing_sim.domain.parties import (
     Capability,
@@ -58,14 +58,6 @@ class Principal:
 
     def holds(self, capability: Capability) -> bool:
         return capability in self.capabilities
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -108,9 +100,10 @@ class Credentials:
         jti = self.world.ids.uuid("session")
         claims = {"iss": "clearing-sim", "sub": participant_id, "role": "tenant_admin",
                   "iat": now_s, "exp": now_s + ttl_s, "jti": jti}
-        header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
-        payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
-        signature = _b64(self._sign(f"{header}.{payload}"))
+        header = b64url.encode(json.dumps({"alg": "HS256", "typ": "JWT"},
+                                          separators=(",", ":")).encode())
+        payload = b64url.encode(json.dumps(claims, separators=(",", ":")).encode())
+        signature = b64url.encode(self._sign(f"{header}.{payload}"))
         self.world.log.append("auth.session", participantId=participant_id, jti=jti,
                               expiresAtS=now_s + ttl_s)
         return f"{header}.{payload}.{signature}"
@@ -147,13 +140,13 @@ class Credentials:
             raise _invalid("the bearer credential is neither an API key nor a portal session")
         header, payload, signature = parts
         try:
-            presented = _unb64(signature)
+            presented = b64url.decode(signature)
         except ValueError:
             raise _invalid("the portal session token is malformed") from None
         if not hmac.compare_digest(presented, self._sign(f"{header}.{payload}")):
             raise _invalid("the portal session's signature does not verify")
         try:  # only a token this world signed gets here
-            claims: Any = json.loads(_unb64(payload))
+            claims: Any = json.loads(b64url.decode(payload))
         except (ValueError, RecursionError):
             raise _invalid("the portal session token is malformed") from None
         if not isinstance(claims, dict) or claims.get("role") != "tenant_admin":

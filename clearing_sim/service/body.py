@@ -1,7 +1,8 @@
 """Reading request bodies: JSON syntax, then fields, every problem named by its path.
 
-Public names: ``parse_json_object``, ``check_text``, ``text_problem``, ``Fields``,
-``read_number``, ``BODY_BYTES_MAX``, ``DEPTH_MAX``, ``INT_DIGITS_MAX``.
+Public names: ``parse_json_object``, ``is_empty``, ``read_query``, ``check_text``,
+``text_problem``, ``Fields``, ``read_number``, ``BODY_BYTES_MAX``, ``DEPTH_MAX``,
+``INT_DIGITS_MAX``.
 
 The decoder is the one gate every body passes before anything reads it (docs/semantics.md,
 "Hostile input"): strict UTF-8, JSON without ``NaN``/``Infinity``, no duplicate member names,
@@ -29,8 +30,18 @@ from clearing_sim.domain.errors import InvalidRequest, PayloadTooLarge, Problem
 from clearing_sim.domain.jsontext import DEPTH_MAX, INT_DIGITS_MAX, decode_strict
 from clearing_sim.domain.jsontext import JSONRefused as _Refused
 
-__all__ = ["BODY_BYTES_MAX", "DEPTH_MAX", "INT_DIGITS_MAX", "Fields", "check_text",
-           "parse_json_object", "read_number", "text_problem"]
+__all__ = [
+    "BODY_BYTES_MAX",
+    "DEPTH_MAX",
+    "INT_DIGITS_MAX",
+    "Fields",
+    "check_text",
+    "is_empty",
+    "parse_json_object",
+    "read_number",
+    "read_query",
+    "text_problem",
+]
 
 BODY_BYTES_MAX = 1 << 20  # 1 MiB
 
@@ -102,12 +113,40 @@ def _plain(raw: bytes) -> bool:
         and raw.count(b"{") + raw.count(b"[") <= DEPTH_MAX
 
 
+_JSON_WHITESPACE = b" \t\n\r"
+
+
+def read_query(query: Sequence[tuple[str, str]], allowed: Sequence[str]) -> dict[str, str]:
+    """The query's parameters, each named in ``allowed`` and given once; 400
+    ``invalid_query`` otherwise. Every route of both surfaces declares what it takes, so no
+    route ignores a parameter (or a cursor) it was sent (issue 31 §6)."""
+    found: dict[str, str] = {}
+    for name, value in query:
+        if name not in allowed:
+            takes = f"it takes {', '.join(allowed)}" if allowed else "it takes none"
+            raise InvalidRequest.one(name[:40], "invalid_query",
+                                     f"unknown query parameter {name[:40]!r}; {takes}")
+        if name in found:
+            raise InvalidRequest.one(name, "invalid_query", f"{name} is given twice")
+        found[name] = value
+    return found
+
+
+def is_empty(raw: bytes) -> bool:
+    """Whether a body is no body: no bytes but JSON's whitespace (RFC 8259 §2)."""
+    return not raw.strip(_JSON_WHITESPACE)
+
+
 def parse_json_object(raw: bytes, *, empty_ok: bool = False) -> dict[str, Any]:
-    """The body as a JSON object; an empty body is ``{}`` when ``empty_ok``."""
+    """The body as a JSON object; an empty body is ``{}`` when ``empty_ok``.
+
+    Empty means no bytes but JSON's own whitespace (RFC 8259 §2: space, tab, LF, CR); a
+    form feed or vertical tab, which ``bytes.strip`` would also drop, is not JSON and is
+    refused as malformed, so ``\x0c`` cannot stand for "no body" (issue 31 §6)."""
     if len(raw) > BODY_BYTES_MAX:
         raise PayloadTooLarge.one(None, "payload_too_large",
                                   f"the body is over {BODY_BYTES_MAX} bytes (1 MiB)")
-    if not raw.strip():
+    if is_empty(raw):
         if empty_ok:
             return {}
         raise InvalidRequest.one(None, "invalid_body", "the request needs a JSON object body")

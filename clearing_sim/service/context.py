@@ -101,6 +101,7 @@ class Route:
     credentials: tuple[CredentialKind, ...] = _BOTH
     public: bool = False
     sandbox_only: bool = False
+    query: tuple[str, ...] = ()  # the query parameters it takes; any other is 400
     #: the template's segments and whether the method changes state, made once per row
     segments: tuple[str, ...] = field(init=False, eq=False, repr=False)
     mutating: bool = field(init=False, eq=False, repr=False)

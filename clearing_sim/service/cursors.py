@@ -14,14 +14,13 @@ judged before any work; a cursor reveals nothing about other participants' items
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
 import uuid
 
 from attrs import frozen
 
+from clearing_sim.domain import b64url
 from clearing_sim.domain.errors import InvalidRequest
 
 __all__ = ["CURSOR_LENGTH_MAX", "CursorCodec", "Position"]
@@ -59,7 +58,7 @@ class CursorCodec:
         """``scope``: the list's path and query without the cursor (``query_scope``)."""
         body = uuid.UUID(position.item_id).bytes + position.at_ms.to_bytes(8, "big")
         raw = body + self._tag(body, participant_id, scope)
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        return b64url.encode(raw)
 
     def decode(self, text: str, participant_id: str, scope: str) -> Position:
         """The position, or 400 ``invalid_cursor`` for anything this codec did not issue
@@ -67,11 +66,10 @@ class CursorCodec:
         if not 0 < len(text) <= CURSOR_LENGTH_MAX or not text.isascii():
             raise _invalid()
         try:
-            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-        except (binascii.Error, ValueError):
+            raw = b64url.decode(text)  # one spelling (domain.b64url)
+        except ValueError:
             raise _invalid() from None
-        if len(raw) != _BODY_BYTES + _TAG_BYTES \
-                or base64.urlsafe_b64encode(raw).decode().rstrip("=") != text:  # one spelling
+        if len(raw) != _BODY_BYTES + _TAG_BYTES:
             raise _invalid()
         body, tag = raw[:_BODY_BYTES], raw[_BODY_BYTES:]
         if not hmac.compare_digest(tag, self._tag(body, participant_id, scope)):

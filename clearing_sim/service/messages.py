@@ -45,7 +45,10 @@ def _split_target(target: str) -> tuple[str, tuple[tuple[str, str], ...]]:
             and "#" not in target and target.isprintable():
         return target, ()
     parts = urlsplit(target)
-    return parts.path, tuple(parse_qsl(parts.query, keep_blank_values=True))
+    # a percent-escape that is not UTF-8 stays a lone surrogate, refused by the door's text
+    # check, rather than becoming U+FFFD and being read as if it had been sent
+    return parts.path, tuple(parse_qsl(parts.query, keep_blank_values=True,
+                                       errors="surrogateescape"))
 
 
 @frozen

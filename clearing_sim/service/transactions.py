@@ -115,16 +115,7 @@ def _after(ctx: Context, position: Position) -> list[Transaction]:
 
 
 def list_transactions(ctx: Context) -> Reply:
-    query = ctx.request.query
-    names = [name for name, _ in query]
-    unknown = [name for name in names if name not in ("cursor", "limit")]
-    if unknown:
-        raise InvalidRequest.one(unknown[0][:40], "invalid_query",
-                                 f"unknown query parameter {unknown[0][:40]!r}; "
-                                 "accepted: cursor, limit")
-    twice = [name for name in ("cursor", "limit") if names.count(name) > 1]
-    if twice:
-        raise InvalidRequest.one(twice[0], "invalid_query", f"{twice[0]} is given twice")
+    query = ctx.request.query  # only cursor and limit, each once (the route's ``query``)
     limit = _limit(ctx.request.query_param("limit"))
     cursor = ctx.request.query_param("cursor")
     codec: CursorCodec = ctx.api.credentials.cursors
@@ -188,7 +179,7 @@ _WRITE = (_C.TRANSACTIONS_WRITE,)
 ROUTES: tuple[Route, ...] = (
     Route("POST", "/api/v1/transactions", initiate, "initiate a redeem or swap", _WRITE),
     Route("GET", "/api/v1/transactions", list_transactions, "list the caller's transactions",
-          _READ),
+          _READ, query=("cursor", "limit")),
     Route("GET", "/api/v1/transactions/{id}", get_transaction, "one transaction, full form",
           _READ),
     Route("POST", "/api/v1/transactions/{id}/cancel", cancel, "cancel a transaction", _WRITE),

@@ -31,6 +31,7 @@ class IssuerInbox:
     def __init__(self, world: World) -> None:
         self.world = world
         self._prompts: dict[str, simpy.Event] = {}
+        self._last_drop: tuple[str, str | None] | None = None
 
     def prompt(self, instruction_id: str) -> simpy.Event:
         """The event a saga waits on; already triggered if a prompt came since ``consume``."""
@@ -59,6 +60,18 @@ class IssuerInbox:
         parsed back out of ``raw``; the signature over ``raw`` is verified as any other."""
         return self._accept(issuer_id, signature, raw, instruction_id, None)
 
+    def drop(self, issuer_id: str, instruction_id: str | None) -> None:
+        """A webhook refused (unsigned, wrongly signed, stale, unknown issuer): all it does
+        to the world is this record (so a journal keeps it as these two ids, not the body)."""
+        self.world.log.append("issuer.webhook", issuerId=issuer_id,
+                              instructionId=instruction_id, verified=False, outcome="dropped")
+        self._last_drop = (issuer_id, instruction_id)
+
+    def take_drop(self) -> tuple[str, str | None] | None:
+        """The two ids of the last refusal since the last call (a door journals them)."""
+        drop, self._last_drop = self._last_drop, None
+        return drop
+
     def _accept(self, issuer_id: str, signature: str | None, raw: bytes,
                 instruction_id: str | None, now_s: int | None) -> bool:
         world = self.world
@@ -67,10 +80,8 @@ class IssuerInbox:
             now_s = (world.epoch_ms + world.now_ms) // 1000
         if gateway is None or instruction_id is None \
                 or not verify(gateway.webhook_secret, signature, raw, now_s):
-            world.log.append("issuer.webhook", issuerId=issuer_id[:ID_LOGGED_MAX],
-                             instructionId=None if instruction_id is None
-                             else instruction_id[:ID_LOGGED_MAX],
-                             verified=False, outcome="dropped")
+            self.drop(issuer_id[:ID_LOGGED_MAX],
+                      None if instruction_id is None else instruction_id[:ID_LOGGED_MAX])
             return False
         world.log.append("issuer.webhook", issuerId=issuer_id,
                          instructionId=instruction_id, verified=True, outcome="prompt")

@@ -45,6 +45,7 @@ class IdFactory:
         self._streams = streams
         self._key_secret = key_secret
         self._kinds: dict[str, random.Random] = {}  # the ``ids:<kind>`` streams, by kind
+        self.draws = 0  # how many ids and keys were drawn: a door can tell a request drew one
 
     def _stream(self, kind: str) -> random.Random:
         stream = self._kinds.get(kind)
@@ -56,6 +57,7 @@ class IdFactory:
         """A random-looking (version 4 layout) UUID from the ``ids:<kind>`` stream: the text
         ``str(uuid.UUID(int=bits, version=4))`` gives, without building the object."""
         stream = self._kinds.get(kind) or self._stream(kind)  # the lookup inline: ids are hot
+        self.draws += 1
         bits = stream.getrandbits(128)
         h = "%032x" % (bits & _UUID4_KEEP | _UUID4_SET)
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
@@ -65,10 +67,12 @@ class IdFactory:
         return f"{prefix}_{self.uuid(prefix)}"
 
     def hex(self, kind: str, n_bytes: int) -> str:
+        self.draws += 1
         return self._stream(kind).randbytes(n_bytes).hex()
 
     def raw(self, kind: str, n_bytes: int) -> bytes:
         stream = self._kinds.get(kind) or self._stream(kind)
+        self.draws += 1
         return stream.randbytes(n_bytes)
 
     def key(self, kind: str, n_bytes: int) -> bytes:

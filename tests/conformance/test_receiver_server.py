@@ -3,16 +3,20 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
 from clearing_sim.conformance.receiver_server import (
     HttpTransactionSource,
     ReceiverServer,
     receiver_app,
 )
-from clearing_sim.service.messages import Request
+from clearing_sim.service.messages import Request, Response
 from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver, signature_header
 from tests.conformance.conftest import SECRET, free_port
 
@@ -59,3 +63,34 @@ def test_the_http_source_strips_api_v1_and_says_503_for_no_answer() -> None:
     source = HttpTransactionSource(f"http://127.0.0.1:{free_port()}/api/v1")
     assert not source.base.endswith("/api/v1")
     assert source.handle(Request.build("GET", "/api/v1/transactions/x")).status == 503
+
+
+def _event(transaction_id_json: str) -> bytes:
+    return ('{"id":"evt_1","type":"transaction.in_flight","createdAt":"2026-01-01T00:00:00Z",'
+            f'"data":{{"transactionId":{transaction_id_json},"paymentReference":"R",'
+            '"lifecycleStatus":"in-flight","terminal":false,"parked":false}}').encode()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.sampled_from(['"\\ud800"', '"\\udfff"', '"a\\ud800b"', '"../../sim/v1/log"',
+                                  '"x?y#z"', '"%2e%2e"', '""', '"\\u0000"', "17", "null"]),
+                 st.text(max_size=12).map(json.dumps)))
+def test_a_signed_delivery_never_makes_the_reference_server_answer_5xx(value: str) -> None:
+    """Issue 31 §7: a signed delivery whose ``transactionId`` was a lone surrogate answered
+    500 with a traceback. Whatever the id, the answer is 200, 400 (unreadable) or 503 (could
+    not fetch: retry), and the fetch names one path segment of ``/api/v1/transactions``."""
+    paths: list[str] = []
+
+    class Source:
+        def handle(self, request: Request) -> Response:
+            paths.append(request.path)
+            return Response(404, (), b"")
+
+    hook = ReferenceReceiver(Source(), "sk_sandbox_x", SECRET, lambda: 1_000)
+    client = TestClient(receiver_app(hook), raise_server_exceptions=False)
+    body = _event(value)
+    response = client.post("/webhooks", content=body, headers={
+        "Service-Signature": signature_header(SECRET, body, 1_000),
+        "Service-Webhook-Id": "evt_1"})
+    assert response.status_code in (200, 400, 503), response.text
+    assert all(p.startswith("/api/v1/transactions/") and p.count("/") == 4 for p in paths)

@@ -4,8 +4,11 @@ never a 5xx for any body (it is an entry point); provider states and the OAuth t
 from __future__ import annotations
 
 import json
+import re
 import uuid
+from decimal import Decimal
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -83,3 +86,48 @@ def test_an_unknown_provider_state_is_refused_with_the_known_ones() -> None:
         response = client.post("/_pact/provider-states", json={"state": "be nice"})
     assert response.status_code == 400
     assert "instruction will be rejected" in response.json()["error"]["message"]
+
+
+def test_the_bearer_guards_every_route_but_the_token_endpoint() -> None:
+    """Issue 31 §7: ``issuer serve --bearer TOKEN`` left ``/_pact/provider-states`` open (no
+    token: 200, and the next burn was REJECTED). Every route that reads or changes the
+    issuer's state needs the bearer; only the OAuth token endpoint cannot."""
+    state = {"state": "instruction will be rejected", "params": {"reference": "a" * 32}}
+    calls = [("/burn-instructions", _burn()), ("/mint-instructions", {}),
+             ("/treasury/refunds", {}), ("/instructions/x/execute", {}),
+             ("/_pact/provider-states", state)]
+    with _client(bearer="sesame") as client:
+        for path, body in calls:
+            assert client.post(path, json=body).status_code == 401, path
+        assert client.get("/instructions/x").status_code == 401
+        assert client.post("/oauth/token", data={}).status_code != 401
+        allowed = {"Authorization": "Bearer sesame"}
+        assert client.post("/_pact/provider-states", json=state, headers=allowed) \
+            .status_code == 200
+        burned = client.post("/burn-instructions", json=_burn(), headers=allowed)
+    assert burned.status_code == 201 and burned.json()["status"] in ("RECEIVED", "REJECTED")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(
+    st.sampled_from(["1e999999999", "1_000", "\u0661\u0660", "\uff11", " 1", "1 ", "+1", "-1",
+                     "1e2", "Infinity", "NaN", "0x10", "1.", ".5", "01", "0", "0.00"]),
+    st.text(alphabet="0123456789.e_+- \u0660\u0661\uff10", min_size=1, max_size=12)))
+def test_an_amount_is_one_of_the_spec_decimal_strings_or_refused(amount: str) -> None:
+    """Issue 31 §6: ``issuer serve`` accepted ``1e999999999``, ``1_000``, Arabic-Indic and
+    full-width digits and ``" 1"``. An amount is accepted exactly when it is a positive plain
+    decimal string (ASCII digits, one optional fraction), whatever ``Decimal`` would read."""
+    plain = re.fullmatch(r"(0|[1-9][0-9]*)(\.[0-9]+)?", amount) is not None \
+        and amount.isascii() and Decimal(amount) > 0
+    with _client() as client:
+        response = client.post("/burn-instructions", json=_burn(amount=amount))
+    assert (response.status_code == 201) == plain, (amount, response.text)
+
+
+@pytest.mark.parametrize("key", ["{00000000-0000-0000-0000-000000000001}",
+                                 "urn:uuid:00000000-0000-0000-0000-000000000001",
+                                 "00000000000000000000000000000001"])
+def test_an_idempotency_key_is_a_uuid_in_its_one_form(key: str) -> None:
+    with _client() as client:
+        response = client.post("/burn-instructions", json={**_burn(), "idempotencyKey": key})
+    assert response.status_code == 400

@@ -39,6 +39,7 @@ from clearing_sim.http.journal import (
 from clearing_sim.http.journal_cli import read_existing, show_lines, start_journal
 from clearing_sim.http.replay import open_journal, replay_copy
 from clearing_sim.sim.world import Environment
+from clearing_sim.webhooks import signature_header
 from tests.http.conftest import ETHER_POUND_YAML, TOKEN, Client, held_receiver, redeem_body
 from tests.strategies import hostile_json, hostile_texts
 
@@ -69,8 +70,9 @@ def _entry(line: bytes) -> dict[str, Any]:
 
 def _session(folder: Path) -> Recorded:
     """A session against ``serve --world``: every entry kind but ``deliveries`` (API
-    requests, one with an Idempotency-Key, one with a query; an operator request, an issuer
-    webhook, clock moves, a checkpoint and a rewind to it), most of it in the lineage."""
+    requests, one with an Idempotency-Key, one with a query, one refused; an operator
+    request, an issuer webhook dropped, clock moves, a checkpoint and a rewind
+    to it), most of it in the lineage."""
     world = folder / "world.yaml"
     world.write_text(WORLD)
     journal = folder / "session.jsonl"
@@ -92,6 +94,7 @@ def _session(folder: Path) -> Recorded:
     client.op("POST", "/sim/v1/sessions", {"participantId": staged["northbank"].participant.id})
     assert client.post(f"/issuer-webhooks/{issuer['participantId']}", content=b"{}",
                        headers={"Service-Signature": "t=1,v1=00"}).status_code == 401
+    assert client.post("/api/v1/transactions", content=b"x" * 5000).status_code == 401
     assert client.get("/api/v1/transactions?limit=3", headers=member).status_code == 200
     client.advance(60)
     client.close()
@@ -126,6 +129,12 @@ def _delivered(folder: Path) -> Recorded:
         assert hooked.status_code == 201, hooked.text
         client.post("/api/v1/transactions", headers=auth,
                     json=redeem_body(party["assets"][0]))
+        world = client.sim.world  # an issuer webhook taken (202): an ``issuer`` entry
+        signed = b'{"instructionId":"00000000-0000-4000-8000-000000000000"}'
+        header = signature_header(world.issuers[party["participantId"]].webhook_secret,
+                                  signed, (world.epoch_ms + world.now_ms) // 1000)
+        assert client.post(f"/issuer-webhooks/{party['participantId']}", content=signed,
+                           headers={"Service-Signature": header}).status_code == 202
         client.advance(120)
         client.close()
     recorded = Recorded(journal, None, _REAL)
@@ -341,7 +350,8 @@ INSTANCES = [
     ("n a string", _changed("api", n="x"), "n"),
     ("rewind naming no checkpoint", _changed("rewind", to=_GONE, checkpoint="nope"), "to"),
     ("rewind to an unknown checkpoint", _changed("rewind", to="nope"), None),
-    ("issuer without headers", _changed("issuer", headers=_GONE), "headers"),
+    ("dropped without its issuer", _changed("dropped", issuerId=_GONE), "issuerId"),
+    ("refused with a 2xx status", _changed("refused", status=201), "status"),
     ("seed 1e400", _raw("header", "seed", "1e400"), "seed"),
     ("salt not hex", lambda entries: _changed(
         "header", keyMaterial={**entries[0]["keyMaterial"], "salt": "zz"})(entries), "salt"),

@@ -41,6 +41,25 @@ def test_every_operator_route_needs_the_operator_token(client: Client, route: An
     assert "commandId" in response.json()["meta"]
 
 
+_NOT_CANONICAL = ["A%CC%8A", "%ED%A0%80", "%FF", "x%C3"]  # NFD Å, a surrogate, not UTF-8 (2)
+
+
+@pytest.mark.parametrize("route", [r for r in OPERATOR_ROUTES if not r.public],
+                         ids=lambda r: f"{r.method} {r.template}")
+@pytest.mark.parametrize("text", _NOT_CANONICAL)
+def test_without_the_token_a_non_canonical_query_is_401_not_400(client: Client, route: Any,
+                                                                 text: str) -> None:
+    """Issue 31 §6 (an unauthenticated ``/sim/v1/log?kind=A%CC%8A`` answered 400 before 401):
+    docs/http.md's precedence puts the token before the request's text, on every route, for
+    the query's names and values alike."""
+    for query in (f"kind={text}", f"{text}=1"):
+        response = client.request(route.method, f"{_path(route.template)}?{query}", json={})
+        assert _error(response)[:2] == (401, "authentication_required"), query
+        with_token = client.request(route.method, f"{_path(route.template)}?{query}",
+                                    headers=OP, json={})
+        assert _error(with_token)[0] == 400, query  # invalid_string (invalid_query: not UTF-8)
+
+
 def test_health_is_the_one_public_operator_route() -> None:
     """Issue 27 §2: docs/http.md's one exception to 'every /sim/v1 route needs the token'."""
     assert [(r.method, r.template) for r in OPERATOR_ROUTES if r.public] == [
@@ -354,3 +373,34 @@ def test_operator_answers_use_the_api_envelope(client: Client) -> None:
     body = response.json()
     assert set(body) == {"data", "meta"} and set(body["meta"]) == {"commandId"}
     assert response.headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize("raw", [b"\x0c", b"\x0b", b" \x0c\n", b"\x1c"])
+def test_a_reset_whose_body_is_not_json_is_refused_and_resets_nothing(shim: Shim,
+                                                                      raw: bytes) -> None:
+    """Issue 31 §6: ``POST /sim/v1/reset`` with the body ``\\x0c`` was read as no body and
+    reset the world. Only nothing (or JSON's whitespace) is no body."""
+    shim.initiate()
+    before = shim.client.op("GET", "/sim/v1/digest").json()["data"]["digest"]
+    response = shim.client.post("/sim/v1/reset", headers=OP, content=raw)
+    assert _error(response)[:2] == (400, "malformed_json")
+    assert shim.client.op("GET", "/sim/v1/digest").json()["data"]["digest"] == before
+
+
+@pytest.mark.parametrize("route", OPERATOR_ROUTES, ids=lambda r: f"{r.method} {r.template}")
+def test_every_operator_route_refuses_a_query_parameter_it_does_not_take(client: Client,
+                                                                         route: Any) -> None:
+    """Issue 31 §6, the class: the door reads the query against the route's ``query`` (POST
+    /sim/v1/reset ignored any query; so did every route that forgot to look)."""
+    before = client.op("GET", "/sim/v1/digest").json()["data"]["digest"]
+    response = client.request(route.method, f"{_path(route.template)}?unknownThing=1",
+                              headers=OP, json={})
+    assert _error(response) == (400, "invalid_query", "unknownThing")
+    assert client.op("GET", "/sim/v1/digest").json()["data"]["digest"] == before
+
+
+def test_the_published_query_parameters_are_the_ones_each_operator_route_takes() -> None:
+    from clearing_sim.http.openapi import OPERATOR_OPERATIONS
+    for route in OPERATOR_ROUTES:
+        operation = OPERATOR_OPERATIONS[(route.method, route.template)]
+        assert sorted(name for name, _, _ in operation.query) == sorted(route.query), route

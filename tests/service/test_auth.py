@@ -6,6 +6,8 @@ import base64
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clearing_sim.service.auth import SESSION_TTL_S
 from tests.service.conftest import Service
@@ -103,3 +105,24 @@ def test_rule3_other_participants_transactions_are_404(svc: Service) -> None:
 def test_rule4_integration_path_is_public(svc: Service) -> None:
     body = {"role": "participant", "custodyModel": "mpc", "chain": "stellar"}
     assert svc.call("POST", "/api/v1/tools/integration-path", None, body).status == 200
+
+
+@given(data=st.data())
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_portal_session_is_accepted_in_its_one_spelling_only(svc: Service,
+                                                                data: st.DataObject) -> None:
+    """Issue 31 §6: the signature part with ``!!!`` or ``%%%`` inside, ``==`` appended, the
+    standard alphabet or flipped unused bits decodes (leniently) to the same bytes; each such
+    spelling is refused, like a cursor's (``domain.b64url``)."""
+    header, payload, signature = svc.member.admin.split(".")
+    junk = data.draw(st.sampled_from(["!!!", "%%%", "==", "=", ".", " ", "\t"]))
+    where = data.draw(st.integers(0, len(signature)))
+    variants = {signature[:where] + junk + signature[where:],
+                signature.replace("-", "+").replace("_", "/"),
+                signature[:-1] + chr(ord(signature[-1]) ^ 1)}
+    for variant in sorted(variants - {signature}):
+        response = svc.call("GET", "/api/v1/transactions", f"{header}.{payload}.{variant}")
+        assert response.status == 401, variant
+        assert response.json()["errors"][0]["code"] == "invalid_credential"
+    assert _status(svc, svc.member.admin) == 200

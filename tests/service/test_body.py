@@ -137,3 +137,28 @@ def test_the_decoder_made_once_answers_as_json_loads_with_the_hooks(text: str) -
         t, parse_constant=jsontext._no_constants, parse_int=jsontext._bounded_int,
         object_pairs_hook=jsontext._no_duplicates), text)
     assert _outcome(jsontext.decode_strict, text) == reference
+
+
+_SPACE_LIKE = st.lists(st.sampled_from([b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c", b"\x1c",
+                                         b"\x85", b"\xa0", b"{}", b"{"]), max_size=6)
+
+
+@given(st.one_of(st.binary(max_size=8), _SPACE_LIKE.map(b"".join)))
+def test_an_empty_body_is_only_nothing_or_json_whitespace(raw: bytes) -> None:
+    """Issue 31 §6 (``POST /sim/v1/reset`` with the body ``\\x0c`` reset the world): a route
+    that takes an empty body reads ``{}`` only from bytes JSON itself calls whitespace (RFC
+    8259 §2); anything else must parse as a JSON object or is refused."""
+    try:
+        value = body.parse_json_object(raw, empty_ok=True)
+    except InvalidRequest:
+        assert raw.strip(b" \t\r\n") and not _is_json_object(raw)
+    else:
+        assert value == {}
+        assert not raw.strip(b" \t\r\n") or _is_json_object(raw)
+
+
+def _is_json_object(raw: bytes) -> bool:
+    try:
+        return isinstance(json.loads(raw.decode("utf-8")), dict)
+    except ValueError:
+        return False

@@ -15,9 +15,11 @@ Routes, under the server's root (its ``apiBaseUrl``):
     POST /_pact/provider-states                   → {state, params} (Pact's set-up call)
     POST /oauth/token                             → {access_token, token_type, expires_in}
 
-With ``Auth.bearer`` or OAuth credentials, the contract routes need ``Authorization: Bearer``
-with the static token or a token this server issued and not yet expired; the provider-state
-and token routes never do. Every refusal is ``{"error": {"code", "message"}}``.
+With ``Auth.bearer`` or OAuth credentials, the contract routes and the provider-state route
+need ``Authorization: Bearer`` with the static token or a token this server issued and not
+yet expired (the provider-state route arms outcomes: open, anyone could make the next burn
+REJECTED; the kit sends its bearer there too); the token route never does. Every refusal
+is ``{"error": {"code", "message"}}``.
 """
 
 from __future__ import annotations
@@ -124,17 +126,14 @@ def create_app(issuer: ReferenceIssuer, auth: Auth | None = None) -> Starlette:
     async def refund(request: Request) -> tuple[int, dict[str, Any]]:
         return issuer.refund(await _json(request))
 
-    async def provider_state(request: Request) -> JSONResponse:
-        try:
-            body = await _json(request)
-            if body.get("action", "setup") == "teardown":
-                return JSONResponse({})
-            state, params = body.get("state"), body.get("params") or {}
-            if not isinstance(state, str) or not isinstance(params, dict):
-                raise StateProblem(400, "invalid_state", "give state (string), params (object)")
-            return JSONResponse(issuer.set_state(state, params))
-        except StateProblem as problem:
-            return _error(problem.status, problem.code, str(problem))
+    async def provider_state(request: Request) -> tuple[int, dict[str, Any]]:
+        body = await _json(request)
+        if body.get("action", "setup") == "teardown":
+            return 200, {}
+        state, params = body.get("state"), body.get("params") or {}
+        if not isinstance(state, str) or not isinstance(params, dict):
+            raise StateProblem(400, "invalid_state", "give state (string), params (object)")
+        return 200, issuer.set_state(state, params)
 
     async def token(request: Request) -> JSONResponse:
         if auth.client_id is None:
@@ -163,7 +162,7 @@ def create_app(issuer: ReferenceIssuer, auth: Auth | None = None) -> Starlette:
         Route("/instructions/{id}", guarded(read), methods=["GET"]),
         Route("/instructions/{id}/execute", guarded(execute), methods=["POST"]),
         Route("/treasury/refunds", guarded(refund), methods=["POST"]),
-        Route("/_pact/provider-states", provider_state, methods=["POST"]),
+        Route("/_pact/provider-states", guarded(provider_state), methods=["POST"]),
         Route("/oauth/token", token, methods=["POST"]),
     ]
     app = Starlette(routes=routes)

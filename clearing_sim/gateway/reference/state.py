@@ -24,7 +24,7 @@ import json
 import random
 import ssl
 import uuid
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ import httpx
 from attrs import define, field, frozen
 
 from clearing_sim.domain.instruction import FINAL, InstructionStatus, Outcome
+from clearing_sim.domain.money import plain_decimal
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.gateway.reference.defects import Defect
 from clearing_sim.tls import client_context
@@ -192,10 +193,9 @@ class ReferenceIssuer:
                 or not isinstance(body.get("reason"), str):
             raise StateProblem(400, "invalid_body", "transactionId, reason and "
                                "refundToWalletId are required strings")
-        try:
-            reference = uuid.UUID(tx_id).hex
-        except ValueError:
-            raise StateProblem(400, "invalid_body", "transactionId is not a UUID") from None
+        if not _canonical_uuid(tx_id):
+            raise StateProblem(400, "invalid_body", "transactionId is not a UUID")
+        reference = uuid.UUID(tx_id).hex
         mine = [i for i in self.instructions.values() if i.body["reference"] == reference]
         if self.has(Defect.REFUND_NEVER_COMES):
             return 202, {"transactionId": tx_id, "status": "pending"}
@@ -310,6 +310,15 @@ def _closed(ins: RefInstruction) -> bool:
     return ins.expired
 
 
+def _canonical_uuid(text: str) -> bool:
+    """A UUID in its one hyphenated form (either case): not braces, ``urn:uuid:`` or 32 bare
+    hex digits, which ``uuid.UUID`` also reads."""
+    try:
+        return str(uuid.UUID(text)) == text.lower()
+    except ValueError:
+        return False
+
+
 def _instruction_body(kind: str, body: dict[str, Any]) -> dict[str, str]:
     fields = ["idempotencyKey", "reference", "sourceWalletId", "amount", "assetCode"]
     if kind == "mint":
@@ -322,12 +331,9 @@ def _instruction_body(kind: str, body: dict[str, Any]) -> dict[str, str]:
         raise StateProblem(400, "invalid_body", f"unknown fields: {extra}")
     if len(body["reference"]) > 35:
         raise StateProblem(400, "invalid_body", "reference is longer than 35 characters")
-    try:
-        uuid.UUID(body["idempotencyKey"])
-        amount = Decimal(body["amount"])
-    except (ValueError, InvalidOperation):
-        raise StateProblem(400, "invalid_body", "idempotencyKey must be a UUID and amount a "
-                           "decimal string") from None
-    if not amount.is_finite() or amount <= 0:
+    if not _canonical_uuid(body["idempotencyKey"]):
+        raise StateProblem(400, "invalid_body", "idempotencyKey must be a UUID (8-4-4-4-12 hex)")
+    amount = plain_decimal(body["amount"])  # the spec's decimal strings only (issue 31 §6)
+    if amount is None or amount <= 0:
         raise StateProblem(400, "invalid_body", "amount must be a positive decimal string")
     return {f: str(body[f]) for f in fields}
