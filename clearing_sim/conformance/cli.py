@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import socket
 import sys
 from pathlib import Path
@@ -174,6 +175,11 @@ def receiver_command(url: str | None, secret: str | None, probe_url: str | None,
                    f"fetches {shim.base_url}/api/v1/transactions/{{id}} with it)",
                    err=as_json)
 
+    if not _loopback(shim_host):
+        click.echo(f"warning: the kit's shim listens on {shim_host}, beyond this machine, and "
+                   f"its API key follows from --seed {seed} alone: anyone who can reach it can "
+                   "read the kit's test transactions while the battery runs "
+                   "(docs/conformance.md)", err=True)
     try:
         options = KitOptions(url, secret, probe_url, process_within_s=process_within_s)
         report = asyncio.run(run_receiver_kit(options,
@@ -192,6 +198,13 @@ def receiver_command(url: str | None, secret: str | None, probe_url: str | None,
     code = write_report(report, as_json=as_json, junit_file=junit_file, html_file=html_file,
                         verbose=verbose)
     raise click.exceptions.Exit(code)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 @click.group()

@@ -145,6 +145,18 @@ def test_an_unreachable_receiver_exits_2() -> None:
     assert "the receiver did not answer" in result.output
 
 
+@pytest.mark.parametrize(("host", "warned"), [("0.0.0.0", True), ("127.0.0.1", False)])
+def test_a_shim_beyond_loopback_is_said_to_have_a_public_key(host: str, warned: bool) -> None:
+    """Issue 31 §8: the kit's API key follows from ``--seed`` alone; bound beyond loopback,
+    the kit says so (docs/conformance.md)."""
+    receiver_port, shim_port = free_ports(2)
+    result = CliRunner().invoke(main, _kit(f"http://127.0.0.1:{receiver_port}/hooks", "--secret",
+                                           SECRET, "--shim-port", str(shim_port),
+                                           "--shim-host", host))
+    assert result.exit_code == 2
+    assert ("follows from --seed 0 alone" in result.output) is warned
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=30).filter(lambda s: s.isprintable()),
                 max_size=4))
