@@ -1,0 +1,108 @@
+"""The RTGS adapter keeps business hours when given a calendar (beyond the spec; issue 29 §4).
+
+``clearing_sim.sim.rtgs``: an earmark answered from the cut-off, or a settlement answered from
+the close, waits for the next opening and applies at exactly that instant; the log shows the
+wait (``rtgs.closed_wait`` with ``reopensAt``); without a calendar nothing changes.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from clearing_sim.domain.calendar import OperatingCalendar, parse_calendar
+from clearing_sim.domain.lifecycle import LifecycleStatus
+from clearing_sim.domain.timefmt import parse_iso
+from clearing_sim.sim.examples import example_world, redeem
+from clearing_sim.sim.world import World, WorldConfig
+from tests.sim.simkit import call
+
+D = Decimal
+CHAPS = {"timeZone": "Europe/London", "opens": "06:00", "cutOff": "17:40", "closes": "18:00",
+         "closedWeekdays": ["saturday", "sunday"]}
+FRIDAY_17_50 = "2026-11-27T17:50:00.000Z"
+MONDAY_06_00 = "2026-11-30T06:00:00.000Z"
+
+
+def _world(epoch: str, calendar: OperatingCalendar | None) -> World:
+    world = World(WorldConfig(epoch=epoch, rtgs_calendar=calendar))
+    world.rtgs.open_account("payer", D("100.00"))
+    world.rtgs.open_account("creditor", D("0.00"))
+    return world
+
+
+def test_an_earmark_after_the_cut_off_waits_for_monday_s_opening() -> None:
+    world = _world(FRIDAY_17_50, parse_calendar(CHAPS))
+    call(world, world.rtgs.earmark("tx-1", "payer", D("40.00")))
+    [wait] = world.log.select("rtgs.closed_wait")
+    assert wait.at_ms > 0  # at the adapter's answer, which said "closed"
+    assert (wait["operation"], wait["reopensAt"]) == ("earmark", MONDAY_06_00)
+    [earmark] = world.log.select("rtgs.earmark")
+    assert world.iso(earmark.at_ms) == MONDAY_06_00 == world.iso(int(wait["reopensAtMs"]))
+
+
+def test_a_settlement_between_cut_off_and_close_is_taken_but_one_after_the_close_waits(
+        ) -> None:
+    world = _world("2026-11-27T17:39:50.000Z", parse_calendar(CHAPS))
+    call(world, world.rtgs.earmark("tx-1", "payer", D("40.00")))
+    call(world, world.rtgs.earmark("tx-2", "payer", D("40.00")))
+    world.run_until(parse_iso("2026-11-27T17:45:00.000Z") - world.epoch_ms)
+    call(world, world.rtgs.settle("tx-1", "creditor", D("0.00"), "operator"))
+    assert not world.log.select("rtgs.closed_wait")  # settlements run until 18:00
+    world.run_until(parse_iso("2026-11-27T18:00:00.000Z") - world.epoch_ms)
+    call(world, world.rtgs.settle("tx-2", "creditor", D("0.00"), "operator"))
+    [wait] = world.log.select("rtgs.closed_wait")
+    assert (wait["transactionId"], wait["operation"], wait["reopensAt"]) \
+        == ("tx-2", "settle", MONDAY_06_00)
+    assert world.iso(world.log.select("rtgs.settle")[-1].at_ms) == MONDAY_06_00
+    assert world.rtgs.balances["creditor"] == D("80.00")
+
+
+def test_without_a_calendar_the_same_request_is_answered_at_once() -> None:
+    world = _world(FRIDAY_17_50, None)
+    call(world, world.rtgs.earmark("tx-1", "payer", D("40.00")))
+    assert not world.log.select("rtgs.closed_wait")
+    assert world.log.select("rtgs.earmark")[0].at_ms < 5_000
+
+
+def test_a_friday_evening_redeem_settles_on_monday_and_stays_in_flight_meanwhile() -> None:
+    config = WorldConfig(seed=1, epoch=FRIDAY_17_50, rtgs_calendar=parse_calendar(CHAPS))
+    cast = example_world(config=config)
+    world = cast.world
+    tx = world.initiate(cast.member.id, redeem(cast.asset(2)))
+    world.run_until(parse_iso(MONDAY_06_00) - world.epoch_ms - 1)
+    held = world.transactions[tx.id]
+    assert (held.lifecycle_status, held.parked) == (LifecycleStatus.IN_FLIGHT, False)
+    assert world.rtgs.connection_state() == "closed"
+    world.run_all()
+    assert world.transactions[tx.id].lifecycle_status is LifecycleStatus.SETTLED
+    [earmark] = world.log.select("rtgs.earmark", transactionId=tx.id)
+    assert world.iso(earmark.at_ms) == MONDAY_06_00
+    assert world.rtgs.connection_state() == "connected"
+    assert not world.log.select("transaction.state", transactionId=tx.id,
+                                event="transaction.parked")
+
+
+def test_a_cancel_during_the_closed_wait_withdraws_the_earmark() -> None:
+    config = WorldConfig(seed=1, epoch=FRIDAY_17_50, rtgs_calendar=parse_calendar(CHAPS))
+    cast = example_world(config=config)
+    world = cast.world
+    tx = world.initiate(cast.member.id, redeem(cast.asset(1)))
+    world.run_until(3_600_000)  # Friday 18:50: waiting for Monday
+    assert world.log.select("rtgs.closed_wait", transactionId=tx.id)
+    total = world.rtgs.total()
+    world.cancel(tx.id)
+    world.run_all()
+    assert world.transactions[tx.id].lifecycle_status is LifecycleStatus.CANCELLED
+    assert not world.log.select("rtgs.earmark", transactionId=tx.id)
+    assert world.rtgs.total() == total and not world.rtgs.earmarks
+
+
+def test_a_calendar_set_later_is_logged_and_obeyed_by_later_requests() -> None:
+    world = _world(FRIDAY_17_50, None)
+    world.set_rtgs_calendar(parse_calendar(CHAPS))
+    [record] = world.log.select("rtgs.calendar")
+    assert record["calendar"] == {**CHAPS, "holidays": []}
+    call(world, world.rtgs.earmark("tx-1", "payer", D("40.00")))
+    assert world.log.select("rtgs.closed_wait")
+    world.set_rtgs_calendar(None)
+    assert world.log.select("rtgs.calendar")[-1]["calendar"] is None
