@@ -1,7 +1,7 @@
 """An RTGS operating calendar: the hours in which the scheme earmarks and settles.
 
-Public names: ``OperatingCalendar``, ``Operation``, ``WEEKDAYS``, ``calendar_wire``,
-``parse_calendar``.
+Public names: ``FIELDS``, ``OperatingCalendar``, ``Operation``, ``WEEKDAYS``,
+``calendar_wire``, ``parse_calendar``.
 
 Beyond the spec (issue 29 §4; docs/semantics.md "RTGS business hours"): the sandbox's RTGS is
 always open unless a calendar is given. A calendar has an opening time, a customer cut-off
@@ -23,6 +23,7 @@ Everything here is pure: instants are unix milliseconds, nothing reads a clock.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time, timedelta
@@ -31,16 +32,17 @@ from importlib import resources
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from attrs import field, frozen
+from attrs import frozen
 
 from clearing_sim.domain.errors import InvalidRequest, Problem
 
-__all__ = ["WEEKDAYS", "OperatingCalendar", "Operation", "calendar_wire", "parse_calendar"]
+__all__ = ["FIELDS", "WEEKDAYS", "OperatingCalendar", "Operation", "calendar_wire",
+           "parse_calendar"]
 
 #: ``date.weekday()`` order: monday is 0
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 HOLIDAYS_MAX = 1_000
-_FIELDS = ("timeZone", "opens", "cutOff", "closes", "closedWeekdays", "holidays")
+FIELDS = ("timeZone", "opens", "cutOff", "closes", "closedWeekdays", "holidays")
 _TIME = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 #: an IANA key: ``Area/Location`` words, no dots or slashes at either end (no path tricks)
@@ -52,9 +54,12 @@ class Operation(StrEnum):
     SETTLE = "settle"  # a settlement: until the close
 
 
+@functools.lru_cache(maxsize=64)
 def _load_zone(key: str) -> ZoneInfo | None:
     """The zone from the ``tzdata`` package (not the host's files: the same rules on every
-    machine, a pinned dependency); None when the key names no zone."""
+    machine, a pinned dependency); None when the key names no zone. Remembered per key (the
+    rules are immutable data), so a calendar holds only its key and pickles as plain values
+    (a ``ZoneInfo.from_file`` does not pickle), which a sweep's workers need."""
     if not _ZONE.fullmatch(key):
         return None
     try:
@@ -72,12 +77,12 @@ class OperatingCalendar:
     closes: time
     closed_weekdays: tuple[int, ...] = ()  # 0 = monday
     holidays: tuple[date, ...] = ()
-    _zone: ZoneInfo = field(init=False, eq=False, repr=False)
 
-    def __attrs_post_init__(self) -> None:
+    @property
+    def _zone(self) -> ZoneInfo:
         zone = _load_zone(self.time_zone)
         assert zone is not None, f"no time zone {self.time_zone!r}: parse_calendar checks it"
-        object.__setattr__(self, "_zone", zone)
+        return zone
 
     def operating(self, day: date) -> bool:
         return day.weekday() not in self.closed_weekdays and day not in self.holidays
@@ -210,9 +215,9 @@ def parse_calendar(body: object) -> OperatingCalendar:
         raise InvalidRequest.one(None, "invalid_body", "the RTGS calendar must be an object")
     r = _Reader(body)
     for name in body:
-        if name not in _FIELDS:
+        if name not in FIELDS:
             r.bad(str(name), "unknown_field", f"{str(name)[:40]} is not an RTGS calendar field "
-                                              f"({', '.join(_FIELDS)})")
+                                              f"({', '.join(FIELDS)})")
     zone = r.zone()
     opens, cut_off, closes = r.time("opens"), r.time("cutOff"), r.time("closes")
     if opens is not None and cut_off is not None and cut_off <= opens:
