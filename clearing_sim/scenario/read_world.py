@@ -19,7 +19,7 @@ from typing import Any
 
 from attrs import evolve, frozen
 
-from clearing_sim.domain.calendar import FIELDS, OperatingCalendar, parse_calendar
+from clearing_sim.domain.calendar import OperatingCalendar, parse_calendar
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.domain.profile import IssuerProfile, parse_profile
@@ -81,24 +81,34 @@ def _settings(r: Reader) -> WorldSpec:
 
 
 _PARAM = re.compile(r"([A-Za-z]+)(?:\[([0-9]+)\])?")
+#: a file's snake_case calendar keys (docs/scenarios.md: keys of our own) → the wire's
+CALENDAR_KEYS = {"time_zone": "timeZone", "opens": "opens", "cut_off": "cutOff",
+                 "closes": "closes", "closed_weekdays": "closedWeekdays",
+                 "holidays": "holidays"}
+_FILE_KEY = {wire: key for key, wire in CALENDAR_KEYS.items()}
 
 
 def read_calendar(r: Reader, raw: dict[str, Any], path: FieldPath) -> OperatingCalendar | None:
-    """``rtgs_calendar`` under ``path`` (a world section): None when absent or refused (each
-    problem reported at its field: ``holidays[2]`` at that holiday's line)."""
+    """``rtgs_calendar`` under ``path`` (a world section), read by the operator surface's
+    ``parse_calendar``: None when absent or refused, each problem reported at its field
+    (``holidays[2]`` at that holiday's line)."""
     where = (*path, "rtgs_calendar")
     body = r.get(raw, path, "rtgs_calendar")
     if body is None:
         return None
-    try:  # an unknown field is the schema's to report (with a "did you mean")
-        return parse_calendar({k: v for k, v in body.items() if k in FIELDS})
+    try:  # an unknown key is the schema's to report (with a "did you mean")
+        return parse_calendar({CALENDAR_KEYS[k]: v for k, v in body.items()
+                               if k in CALENDAR_KEYS})
     except InvalidRequest as error:
         for problem in error.problems:
             match = _PARAM.fullmatch(problem.param or "")
-            at: FieldPath = where if match is None else (*where, match[1])
+            at: FieldPath = where if match is None else (*where, _FILE_KEY[match[1]])
             if match is not None and match[2] is not None:
                 at = (*at, int(match[2]))
-            r.report(at, f"invalid RTGS calendar ({problem.code}): {problem.message}")
+            message = problem.message
+            for wire, key in _FILE_KEY.items():
+                message = message.replace(wire, key)
+            r.report(at, f"invalid RTGS calendar ({problem.code}): {message}")
         return None
 
 

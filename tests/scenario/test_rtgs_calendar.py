@@ -46,7 +46,7 @@ def _without_calendar(text: str) -> str:
 
 
 MUTATIONS = {
-    "cut-off at 18:00": lambda text: text.replace('cutOff: "17:40"', 'cutOff: "18:00"'),
+    "cut-off at 18:00": lambda text: text.replace('cut_off: "17:40"', 'cut_off: "18:00"'),
     "no calendar": _without_calendar,
 }
 
@@ -62,15 +62,15 @@ def test_the_scenario_fails_when_its_calendar_is_mutated(mutation: str) -> None:
 
 
 @pytest.mark.parametrize(("old", "new", "field", "says"), [
-    ("timeZone: Europe/London", "timeZone: Europe/Londres", "world.rtgs_calendar.timeZone",
+    ("time_zone: Europe/London", "time_zone: Europe/Londres", "world.rtgs_calendar.time_zone",
      "IANA time zone"),
-    ('cutOff: "17:40"', 'cutOff: "18:30"', "world.rtgs_calendar.cutOff",
+    ('cut_off: "17:40"', 'cut_off: "18:30"', "world.rtgs_calendar.cut_off",
      "must not come after closes 18:00"),
     ('opens: "06:00"', 'opens: "6am"', "world.rtgs_calendar.opens", "HH:MM"),
     ('holidays: ["2026-12-25", "2026-12-28"]', 'holidays: ["2026-12-25", "2026-02-30"]',
      "world.rtgs_calendar.holidays[1]", "YYYY-MM-DD"),
-    ("closedWeekdays: [saturday, sunday]", "closedWeekdays: [saturday, sundae]",
-     "world.rtgs_calendar.closedWeekdays[1]", "expected"),
+    ("closed_weekdays: [saturday, sunday]", "closed_weekdays: [saturday, sundae]",
+     "world.rtgs_calendar.closed_weekdays[1]", "expected"),
     ('    closes: "18:00"\n', '    closes: "18:00"\n    contingency: "20:00"\n',
      "world.rtgs_calendar.contingency", "contingency"),
 ])
@@ -90,13 +90,13 @@ def test_a_bad_calendar_is_refused_at_its_line_and_field(old: str, new: str, fie
 def test_the_cli_refuses_a_bad_calendar_with_exit_2_naming_file_line_and_field(
         tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text(TEXT.replace('cutOff: "17:40"', 'cutOff: "18:30"'))
+    bad.write_text(TEXT.replace('cut_off: "17:40"', 'cut_off: "18:30"'))
     result = CliRunner().invoke(main, ["run", str(bad)])
     assert result.exit_code == 2, result.output
     line = next(i for i, row in enumerate(bad.read_text().splitlines(), 1)
-                if row.strip().startswith("cutOff:"))
+                if row.strip().startswith("cut_off:"))
     assert f"{bad}:{line}:" in result.output
-    assert " world.rtgs_calendar.cutOff: " in result.output
+    assert " world.rtgs_calendar.cut_off: " in result.output
     assert "Traceback" not in result.output
 
 
@@ -106,7 +106,7 @@ _VALUES = st.one_of(
                      '["2026-12-25"]', '["2026-02-30"]', "[]", "{}", "null", "7", "-1",
                      '"2026-12-25"', "[[1]]", '"\\u0000"']),
     st.text(alphabet=" :-/[]{}\"',0123456789abcUTC", max_size=12))
-_KEYS = st.sampled_from(["timeZone", "opens", "cutOff", "closes", "closedWeekdays",
+_KEYS = st.sampled_from(["time_zone", "opens", "cut_off", "closes", "closed_weekdays",
                          "holidays", "contingency"])
 
 
