@@ -1,7 +1,7 @@
 """An RTGS operating calendar: the hours in which the scheme earmarks and settles.
 
-Public names: ``FIELDS``, ``OperatingCalendar``, ``Operation``, ``WEEKDAYS``,
-``calendar_wire``, ``parse_calendar``.
+Public names: ``FIELDS``, ``HOLIDAYS_MAX``, ``OperatingCalendar``, ``Operation``,
+``WEEKDAYS``, ``calendar_wire``, ``parse_calendar``.
 
 Beyond the spec (issue 29 §4; docs/semantics.md "RTGS business hours"): the sandbox's RTGS is
 always open unless a calendar is given. A calendar has an opening time, a customer cut-off
@@ -36,8 +36,8 @@ from attrs import frozen
 
 from clearing_sim.domain.errors import InvalidRequest, Problem
 
-__all__ = ["FIELDS", "WEEKDAYS", "OperatingCalendar", "Operation", "calendar_wire",
-           "parse_calendar"]
+__all__ = ["FIELDS", "HOLIDAYS_MAX", "WEEKDAYS", "OperatingCalendar", "Operation",
+           "calendar_wire", "parse_calendar"]
 
 #: ``date.weekday()`` order: monday is 0
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -158,7 +158,9 @@ class _Reader:
         return value
 
     def listing(self, name: str) -> list[tuple[int, Any]]:
-        value = self.body.get(name, [])
+        value = self.body.get(name)
+        if value is None:  # absent or null: none
+            return []
         if not isinstance(value, list):
             self.bad(name, "invalid_value", f"{name} must be a list")
             return []
@@ -172,7 +174,7 @@ class _Reader:
                 self.bad(where, "invalid_value", f"{where} must be a weekday name "
                                                  f"({', '.join(WEEKDAYS)})")
             elif WEEKDAYS.index(value.lower()) in days:
-                self.bad(where, "duplicate", f"{where}: {value} is listed twice")
+                self.bad(where, "invalid_value", f"{where}: {value} is listed twice")
             else:
                 days.append(WEEKDAYS.index(value.lower()))
         if len(days) == len(WEEKDAYS):
@@ -200,7 +202,7 @@ class _Reader:
                 self.bad(where, "invalid_value", f"{where} must be a date YYYY-MM-DD, got "
                                                  f"{str(value)[:40]!r}")
             elif day in days:
-                self.bad(where, "duplicate", f"{where}: {day} is listed twice")
+                self.bad(where, "invalid_value", f"{where}: {day} is listed twice")
             else:
                 days.append(day)
         return tuple(sorted(days))
