@@ -82,10 +82,10 @@ def _settings(r: Reader) -> WorldSpec:
 
 _PARAM = re.compile(r"([A-Za-z]+)(?:\[([0-9]+)\])?")
 #: a file's snake_case calendar keys (docs/scenarios.md: keys of our own) → the wire's
-CALENDAR_KEYS = {"time_zone": "timeZone", "opens": "opens", "cut_off": "cutOff",
+_CALENDAR_KEYS = {"time_zone": "timeZone", "opens": "opens", "cut_off": "cutOff",
                  "closes": "closes", "closed_weekdays": "closedWeekdays",
                  "holidays": "holidays"}
-_FILE_KEY = {wire: key for key, wire in CALENDAR_KEYS.items()}
+_FILE_KEY = {wire: key for key, wire in _CALENDAR_KEYS.items()}
 
 
 def read_calendar(r: Reader, raw: dict[str, Any], path: FieldPath) -> OperatingCalendar | None:
@@ -97,8 +97,8 @@ def read_calendar(r: Reader, raw: dict[str, Any], path: FieldPath) -> OperatingC
     if body is None:
         return None
     try:  # an unknown key is the schema's to report (with a "did you mean")
-        return parse_calendar({CALENDAR_KEYS[k]: v for k, v in body.items()
-                               if k in CALENDAR_KEYS})
+        return parse_calendar({_CALENDAR_KEYS[k]: v for k, v in body.items()
+                               if k in _CALENDAR_KEYS})
     except InvalidRequest as error:
         for problem in error.problems:
             match = _PARAM.fullmatch(problem.param or "")

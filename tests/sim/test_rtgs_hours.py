@@ -106,3 +106,33 @@ def test_a_calendar_set_later_is_logged_and_obeyed_by_later_requests() -> None:
     assert world.log.select("rtgs.closed_wait")
     world.set_rtgs_calendar(None)
     assert world.log.select("rtgs.calendar")[-1]["calendar"] is None
+
+
+def test_across_the_march_dst_sunday_the_earmark_is_at_06_00_bst() -> None:
+    # the clocks go forward on Sunday 2026-03-29: Monday 06:00 London is 05:00 UTC
+    world = _world("2026-03-27T17:50:00.000Z", parse_calendar(CHAPS))
+    call(world, world.rtgs.earmark("tx-1", "payer", D("40.00")))
+    [earmark] = world.log.select("rtgs.earmark")
+    assert world.iso(earmark.at_ms) == "2026-03-30T05:00:00.000Z"
+    assert earmark.at_ms == (2 * 24 + 11) * 3_600_000 + 10 * 60_000  # 59 h 10 min, not 60 h
+
+
+def test_across_the_october_dst_sunday_the_earmark_is_at_06_00_gmt() -> None:
+    # Friday 2026-10-23 is BST: 17:50 London is 16:50 UTC; Monday 06:00 London is GMT
+    world = _world("2026-10-23T16:50:00.000Z", parse_calendar(CHAPS))
+    call(world, world.rtgs.earmark("tx-1", "payer", D("40.00")))
+    [earmark] = world.log.select("rtgs.earmark")
+    assert world.iso(earmark.at_ms) == "2026-10-26T06:00:00.000Z"
+    assert earmark.at_ms == (2 * 24 + 13) * 3_600_000 + 10 * 60_000  # 61 h 10 min
+
+
+def test_a_listed_holiday_keeps_the_rtgs_closed_until_the_day_after() -> None:
+    # Christmas Eve 17:50 (a Thursday); Christmas Day and the substitute Boxing Day listed
+    calendar = parse_calendar({**CHAPS, "holidays": ["2026-12-25", "2026-12-28"]})
+    world = _world("2026-12-24T17:50:00.000Z", calendar)
+    call(world, world.rtgs.earmark("tx-1", "payer", D("40.00")))
+    [wait] = world.log.select("rtgs.closed_wait")
+    assert wait["reopensAt"] == "2026-12-29T06:00:00.000Z"
+    world = _world("2026-12-24T17:50:00.000Z", parse_calendar(CHAPS))  # no holidays listed
+    call(world, world.rtgs.earmark("tx-1", "payer", D("40.00")))
+    assert world.log.select("rtgs.closed_wait")[0]["reopensAt"] == "2026-12-25T06:00:00.000Z"
