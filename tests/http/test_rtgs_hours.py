@@ -3,11 +3,14 @@ spec; issue 29 §4, docs/http.md): read, set, cleared, refused field by field, a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.http.conftest import Client, Shim
+from clearing_sim.http import ServeOptions, create_app
+from clearing_sim.http.cli import load_world
+from tests.http.conftest import TOKEN, Client, Shim
 
 PATH = "/sim/v1/rtgs/calendar"
 CHAPS = {"timeZone": "Europe/London", "opens": "06:00", "cutOff": "17:40", "closes": "18:00",
@@ -73,3 +76,27 @@ def test_a_redeem_asked_while_closed_is_earmarked_at_the_opening(shim: Shim) -> 
     client.advance(5 * 3_600)  # 06:00
     [earmark] = world.log.select("rtgs.earmark", transactionId=tx)
     assert world.iso(earmark.at_ms) == "2026-01-01T06:00:00.000Z"
+
+
+def test_a_served_world_file_s_calendar_is_kept_and_comes_back_on_reset(
+        tmp_path: Path) -> None:
+    """``serve --world``: the file's ``world.rtgs_calendar`` (snake_case keys) is the RTGS's,
+    a PUT changes it, and ``POST /sim/v1/reset`` rebuilds the file's."""
+    path = tmp_path / "world.yaml"
+    path.write_text('world:\n  epoch: "2026-11-27T17:50:00Z"\n  rtgs_calendar:\n'
+                    '    time_zone: Europe/London\n    opens: "06:00"\n'
+                    '    cut_off: "17:40"\n    closes: "18:00"\n'
+                    '    closed_weekdays: [saturday, sunday]\n'
+                    'members:\n  northbank: {}\n')
+    client = Client(create_app(ServeOptions(operator_token=TOKEN),
+                               scenario=load_world(str(path))))
+    try:
+        state = client.op("GET", PATH).json()["data"]
+        assert state["calendar"] == {**CHAPS, "holidays": []}
+        assert (state["rtgsConnection"], state["nextOpeningAt"]) \
+            == ("connected", "2026-11-30T06:00:00.000Z")  # 17:50: settling until 18:00
+        client.op("PUT", PATH, {"calendar": None})
+        assert client.op("POST", "/sim/v1/reset", {}).status_code == 200
+        assert client.op("GET", PATH).json()["data"]["calendar"] == {**CHAPS, "holidays": []}
+    finally:
+        client.close()
