@@ -23,6 +23,7 @@ Everything here is pure: instants are unix milliseconds, nothing reads a clock.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Mapping
@@ -76,7 +77,7 @@ class OperatingCalendar:
     cut_off: time
     closes: time
     closed_weekdays: tuple[int, ...] = ()  # 0 = monday
-    holidays: tuple[date, ...] = ()
+    holidays: tuple[date, ...] = ()  # sorted (``operating`` bisects them)
 
     @property
     def _zone(self) -> ZoneInfo:
@@ -85,7 +86,10 @@ class OperatingCalendar:
         return zone
 
     def operating(self, day: date) -> bool:
-        return day.weekday() not in self.closed_weekdays and day not in self.holidays
+        if day.weekday() in self.closed_weekdays:
+            return False
+        i = bisect.bisect_left(self.holidays, day)
+        return i == len(self.holidays) or self.holidays[i] != day
 
     def _at_ms(self, day: date, wall: time) -> int:
         """The instant of a local wall-clock time on a local day (``fold=0``: see above)."""
