@@ -108,8 +108,9 @@ class OperatingCalendar:
         end = self.cut_off if operation is Operation.EARMARK else self.closes
         return self._at_ms(day, self.opens) <= unix_ms < self._at_ms(day, end)
 
-    def next_opening_ms(self, unix_ms: int) -> int:
-        """The first opening at or after this instant."""
+    def next_opening_ms(self, unix_ms: int) -> int | None:
+        """The first opening at or after this instant; None when none comes before the last
+        day a date can hold (9999-12-31): the scheme never reopens."""
         day = self._day_of(unix_ms)
         # each week has an operating day and each holiday removes at most one: a bound
         for _ in range(7 * (len(self.holidays) + 2)):
@@ -117,6 +118,8 @@ class OperatingCalendar:
                 opens_ms = self._at_ms(day, self.opens)
                 if opens_ms >= unix_ms:
                     return opens_ms
+            if day == date.max:
+                return None
             day += timedelta(days=1)
         raise AssertionError("an operating day exists: parse_calendar checks it")
 

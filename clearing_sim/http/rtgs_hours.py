@@ -5,7 +5,8 @@ Public names: ``ROUTES``, ``calendar_state``.
 - ``GET /sim/v1/rtgs/calendar``: ``{calendar, rtgsConnection, nextOpeningAt}``: the
   calendar's wire form (``domain.calendar``) or null (always open), the connection state
   ``GET /api/v1/system/status`` reports now (``closed`` outside the settlement hours), and
-  the next opening at or after now (null without a calendar).
+  the next opening at or after now (null without a calendar, or when none comes before
+  9999-12-31).
 - ``PUT /sim/v1/rtgs/calendar`` with ``{calendar}``: a calendar gives the RTGS those hours
   from now on, null makes it always open again (logged as ``rtgs.calendar``); operations
   already waiting for an opening keep theirs. A bad calendar is 400 naming the field
@@ -27,11 +28,11 @@ __all__ = ["ROUTES", "calendar_state"]
 
 def calendar_state(world: World) -> dict[str, Any]:
     calendar = world.rtgs.calendar
-    unix_ms = world.epoch_ms + world.now_ms
+    opening = None if calendar is None \
+        else calendar.next_opening_ms(world.epoch_ms + world.now_ms)
     return {"calendar": None if calendar is None else calendar_wire(calendar),
             "rtgsConnection": world.rtgs.connection_state(),
-            "nextOpeningAt": None if calendar is None
-            else world.iso(calendar.next_opening_ms(unix_ms) - world.epoch_ms)}
+            "nextOpeningAt": None if opening is None else world.iso(opening - world.epoch_ms)}
 
 
 async def get_calendar(ctx: OperatorContext) -> Reply:

@@ -96,7 +96,13 @@ class RtgsAdapter:
         unix_ms = world.epoch_ms + world.now_ms
         if calendar.is_open(unix_ms, operation):
             return
-        opens_ms = calendar.next_opening_ms(unix_ms) - world.epoch_ms
+        opening = calendar.next_opening_ms(unix_ms)
+        if opening is None:  # no opening before 9999-12-31: the request waits for ever
+            world.log.append("rtgs.closed_wait", transactionId=transaction_id,
+                             operation=operation.value, reopensAt=None, reopensAtMs=None)
+            yield world.env.event()  # never triggered
+            return
+        opens_ms = opening - world.epoch_ms
         world.log.append("rtgs.closed_wait", transactionId=transaction_id,
                          operation=operation.value, reopensAt=world.iso(opens_ms),
                          reopensAtMs=opens_ms)

@@ -136,3 +136,13 @@ def test_a_listed_holiday_keeps_the_rtgs_closed_until_the_day_after() -> None:
     world = _world("2026-12-24T17:50:00.000Z", parse_calendar(CHAPS))  # no holidays listed
     call(world, world.rtgs.earmark("tx-1", "payer", D("40.00")))
     assert world.log.select("rtgs.closed_wait")[0]["reopensAt"] == "2026-12-25T06:00:00.000Z"
+
+
+def test_a_calendar_with_no_opening_left_before_the_year_10000_waits_for_ever() -> None:
+    world = _world("9999-12-31T20:00:00.000Z", parse_calendar(CHAPS))  # a Friday night
+    process = world.env.process(world.rtgs.earmark("tx-1", "payer", D("40.00")))
+    world.run_all()  # nothing left to run: the earmark never applies
+    assert process.is_alive
+    [wait] = world.log.select("rtgs.closed_wait")
+    assert (wait["reopensAt"], wait["reopensAtMs"]) == (None, None)
+    assert not world.log.select("rtgs.earmark") and world.rtgs.balances["payer"] == D("100.00")
