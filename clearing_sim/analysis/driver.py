@@ -113,7 +113,8 @@ class WorkloadDriver:
         self.workload = workload
         self.seed = seed
         streaming = log_sink is not None
-        self.world = World(WorldConfig(seed=seed, epoch=workload.epoch), log_sink=log_sink,
+        self.world = World(WorldConfig(seed=seed, epoch=workload.epoch,
+                                       rtgs_calendar=workload.rtgs_calendar), log_sink=log_sink,
                            retain_log=not streaming, forget_terminal=streaming)
         world = self.world
         self.parties: dict[str, Participant] = {}

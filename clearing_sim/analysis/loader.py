@@ -34,7 +34,7 @@ from clearing_sim.analysis.model import (
 from clearing_sim.analysis.schema import workload_problems
 from clearing_sim.scenario.errors import ScenarioInvalid, ScenarioNotFound, ScenarioUnreadable
 from clearing_sim.scenario.loader import read_bounded
-from clearing_sim.scenario.read_world import read_issuer_terms, read_network
+from clearing_sim.scenario.read_world import read_calendar, read_issuer_terms, read_network
 from clearing_sim.scenario.reading import Reader, Symbols
 from clearing_sim.scenario.source import Document, FieldPath, parse_yaml
 from clearing_sim.sim.world import WorldConfig
@@ -89,16 +89,19 @@ def read_workload(document: Document) -> Workload:
     if horizon is not None and horizon_ms <= 0:
         reader.report(("horizon",), "expected a horizon longer than 0")
     drain = reader.get(data, (), "drain")
-    epoch = reader.get(reader.get(data, (), "world", {}), ("world",), "epoch")
+    world = reader.get(data, (), "world", {})
+    epoch = reader.get(world, ("world",), "epoch")
     if epoch is not None and reader.timestamp_ms(("world", "epoch"), epoch) is None:
         epoch = None
+    calendar = read_calendar(reader, world, ("world",))
     if reader.problems:
         raise ScenarioInvalid(document.path, reader.problems)
     return Workload(
         name=data["workload"], path=document.path, horizon_ms=horizon_ms, issuers=issuers,
         members=members, webhooks=webhooks, description=data.get("description", ""),
         epoch=epoch or WorldConfig().epoch,
-        drain_ms=None if drain is None else reader.duration(("drain",), drain), data=data)
+        drain_ms=None if drain is None else reader.duration(("drain",), drain),
+        rtgs_calendar=calendar, data=data)
 
 
 def _entries(r: Reader, section: str) -> list[tuple[str, dict[str, Any], FieldPath]]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from attrs import field, frozen
 
+from clearing_sim.domain.calendar import OperatingCalendar
 from clearing_sim.domain.latency import Latency
 from clearing_sim.domain.profile import IssuerProfile
 from clearing_sim.sim.issuer import IssuerBehaviour
@@ -169,4 +170,5 @@ class Workload:
     description: str = ""
     epoch: str = "2026-01-01T00:00:00.000Z"
     drain_ms: int | None = None
+    rtgs_calendar: OperatingCalendar | None = None  # the RTGS's hours; None: always open
     data: Any = field(default=None, eq=False, repr=False)  # the file's data, for sweeps

@@ -164,6 +164,8 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/sim/v1/checkpoints"): _op(201, "Checkpoint", "CheckpointRequest", **_OPTIONAL),
     ("GET", "/sim/v1/checkpoints"): _op(200, array(ref("Checkpoint"))),
     ("POST", "/sim/v1/rewind"): _op(200, "Rewound", "RewindRequest"),
+    ("GET", "/sim/v1/rtgs/calendar"): _op(200, "RtgsCalendarState"),
+    ("PUT", "/sim/v1/rtgs/calendar"): _op(200, "RtgsCalendarState", "RtgsCalendarRequest"),
     ("GET", "/sim/v1/webhooks"): _op(
         200, array(ref("OperatorSubscription")), listing=True,
         query=(("participantId", {"type": "string", "format": "uuid"}, False),),

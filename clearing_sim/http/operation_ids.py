@@ -65,6 +65,8 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("POST", "/sim/v1/checkpoints"): "createCheckpoint",
     ("GET", "/sim/v1/checkpoints"): "listCheckpoints",
     ("POST", "/sim/v1/rewind"): "rewindToCheckpoint",
+    ("GET", "/sim/v1/rtgs/calendar"): "getRtgsCalendar",
+    ("PUT", "/sim/v1/rtgs/calendar"): "setRtgsCalendar",
     # the shim's inbound door for real issuers
     ("POST", "/issuer-webhooks/{issuerId}"): "receiveIssuerStatusWebhook",
 }

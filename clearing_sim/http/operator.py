@@ -12,8 +12,8 @@ in constant time); every route answers with the API's envelopes (``{data, meta}`
 about its query or headers (issue 31 §6). The
 routes themselves live beside their ideas: ``controls`` (clock, reset, fixes, behaviours,
 receivers), ``participants`` (the cast and credentials), ``views`` (deliveries, balances,
-the log), ``receiver_conformance`` (the receiver kit's battery) and ``timetravel``
-(checkpoints and rewind).
+the log), ``receiver_conformance`` (the receiver kit's battery), ``timetravel``
+(checkpoints and rewind) and ``rtgs_hours`` (the RTGS's business hours).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from clearing_sim.http import (
     health,
     participants,
     receiver_conformance,
+    rtgs_hours,
     timetravel,
     views,
 )
@@ -49,6 +50,7 @@ OPERATOR_ROUTES: tuple[OperatorRoute, ...] = (
     *views.ROUTES,
     *receiver_conformance.ROUTES,
     *timetravel.ROUTES,
+    *rtgs_hours.ROUTES,
 )
 _JSON = (("Content-Type", "application/json"),)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clearing_sim.domain.calendar import HOLIDAYS_MAX, WEEKDAYS
 from clearing_sim.domain.errors import CATALOGUE
 from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.domain.lifecycle import EventType
@@ -88,6 +89,7 @@ def _values(kind: Any) -> list[str]:
 _EVENTS = enum(*_values(EventType))
 _LEDGERS = enum(*_values(Ledger))
 _HOLD_AT = enum(*HOLD_POINT_NAMES)  # where a simulated Mode 2 issuer waits for execute
+_LOCAL_TIME: Schema = {"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$"}
 # self_custody is the spec's accepted alias of self-custody: generators name enum members by
 # their value, so both would be SELF_CUSTODY; x-enum-varnames (read by openapi-python-client
 # and openapi-generator) names them apart.
@@ -308,6 +310,19 @@ _OPERATOR: dict[str, Schema] = {
     "ParticipantRef": obj({"participantId": text(64)}, closed=True),
     "Session": obj({"token": STR, "participantId": UUID, "expiresAt": TS}),
     "ApiKey": obj({"apiKey": STR, "apiKeyId": UUID, "participantId": UUID}),
+    "RtgsCalendar": obj(
+        {"timeZone": text(64), "opens": _LOCAL_TIME,
+         "cutOff": _LOCAL_TIME, "closes": _LOCAL_TIME},
+        {"closedWeekdays": array(enum(*WEEKDAYS), maxItems=7),
+         "holidays": array({"type": "string", "format": "date"}, maxItems=HOLIDAYS_MAX)},
+        closed=True, description="the RTGS's business hours (beyond the spec): an earmark "
+        "in [opens, cutOff), a settlement in [opens, closes) of an operating day, local "
+        "times of timeZone (IANA)"),
+    "RtgsCalendarRequest": obj({"calendar": {"anyOf": [ref("RtgsCalendar"),
+                                                       {"type": "null"}]}}, closed=True),
+    "RtgsCalendarState": obj({"calendar": {"anyOf": [ref("RtgsCalendar"), {"type": "null"}]},
+                              "rtgsConnection": enum("connected", "closed"),
+                              "nextOpeningAt": NTS}),
     "ReceiverRequest": obj(
         {"url": text(2048), "status": {"type": "integer", "minimum": 100, "maximum": 599}},
         {"until": TS, "latencyMs": {"type": "integer", "minimum": 0, "maximum": 3_600_000},

@@ -17,6 +17,7 @@ from typing import Any
 
 from attrs import frozen
 
+from clearing_sim.domain.calendar import OperatingCalendar
 from clearing_sim.domain.latency import Latency
 from clearing_sim.domain.profile import IssuerProfile
 from clearing_sim.scenario.expectations import (
@@ -42,6 +43,7 @@ class WorldSpec:
     epoch: str = "2026-01-01T00:00:00.000Z"
     environment: str = "sandbox"
     dns: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    rtgs_calendar: OperatingCalendar | None = None  # None: the RTGS is always open
 
 
 @frozen

@@ -1,21 +1,25 @@
 """Reading a scenario's world: settings, members, issuers, agents and webhook subscriptions.
 
 Public names: ``BEHAVIOUR_LATENCIES``, ``IssuerTerms``, ``WorldPart``,
-``read_behaviour_changes``, ``read_issuer_terms``, ``read_network``, ``read_receiver``,
-``read_world``.
+``read_behaviour_changes``, ``read_calendar``, ``read_issuer_terms``, ``read_network``,
+``read_receiver``, ``read_world``.
 
 Each issuer's profile goes through the engine's own validation (``parse_profile``), so a
 profile the API would refuse is refused here, at its line; its behaviour is built as the
 engine's ``IssuerBehaviour``, so impossible outcome probabilities are caught before a run.
+An RTGS calendar (``world.rtgs_calendar``) goes through ``parse_calendar``, the operator
+surface's own reading, each problem at its field's line.
 """
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
 from attrs import evolve, frozen
 
+from clearing_sim.domain.calendar import OperatingCalendar, parse_calendar
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.domain.instruction import InstructionStatus
 from clearing_sim.domain.profile import IssuerProfile, parse_profile
@@ -34,8 +38,8 @@ from clearing_sim.service.behaviour import BEHAVIOUR_LATENCIES, HOLD_POINT_NAMES
 from clearing_sim.sim.issuer import IssuerBehaviour
 
 __all__ = ["BEHAVIOUR_LATENCIES", "HOLD_POINT_NAMES", "IssuerTerms", "WorldPart",
-           "read_behaviour_changes", "read_issuer_terms", "read_network", "read_receiver",
-           "read_world"]
+           "read_behaviour_changes", "read_calendar", "read_issuer_terms", "read_network",
+           "read_receiver", "read_world"]
 
 _OUTCOMES = {"rejected": "p_rejected", "failed": "p_failed", "silence": "p_silence"}
 
@@ -72,7 +76,40 @@ def _settings(r: Reader) -> WorldSpec:
     dns = tuple((host, tuple(addresses))
                 for host, addresses in r.get(raw, path, "dns", {}).items())
     return evolve(spec, seed=r.get(raw, path, "seed", spec.seed), epoch=epoch or spec.epoch,
-                  environment=r.get(raw, path, "environment", spec.environment), dns=dns)
+                  environment=r.get(raw, path, "environment", spec.environment), dns=dns,
+                  rtgs_calendar=read_calendar(r, raw, path))
+
+
+_PARAM = re.compile(r"([A-Za-z]+)(?:\[([0-9]+)\])?")
+#: a file's snake_case calendar keys (docs/scenarios.md: keys of our own) → the wire's
+_CALENDAR_KEYS = {"time_zone": "timeZone", "opens": "opens", "cut_off": "cutOff",
+                 "closes": "closes", "closed_weekdays": "closedWeekdays",
+                 "holidays": "holidays"}
+_FILE_KEY = {wire: key for key, wire in _CALENDAR_KEYS.items()}
+
+
+def read_calendar(r: Reader, raw: dict[str, Any], path: FieldPath) -> OperatingCalendar | None:
+    """``rtgs_calendar`` under ``path`` (a world section), read by the operator surface's
+    ``parse_calendar``: None when absent or refused, each problem reported at its field
+    (``holidays[2]`` at that holiday's line)."""
+    where = (*path, "rtgs_calendar")
+    body = r.get(raw, path, "rtgs_calendar")
+    if body is None:
+        return None
+    try:  # an unknown key is the schema's to report (with a "did you mean")
+        return parse_calendar({_CALENDAR_KEYS[k]: v for k, v in body.items()
+                               if k in _CALENDAR_KEYS})
+    except InvalidRequest as error:
+        for problem in error.problems:
+            match = _PARAM.fullmatch(problem.param or "")
+            at: FieldPath = where if match is None else (*where, _FILE_KEY[match[1]])
+            if match is not None and match[2] is not None:
+                at = (*at, int(match[2]))
+            message = problem.message
+            for wire, key in _FILE_KEY.items():
+                message = message.replace(wire, key)
+            r.report(at, f"invalid RTGS calendar ({problem.code}): {message}")
+        return None
 
 
 def _member(r: Reader, s: Symbols, key: str, raw: dict[str, Any], path: FieldPath) -> MemberSpec:

@@ -74,6 +74,7 @@ class Stage:
         self.scenario = scenario
         self.world = World(WorldConfig(seed=seed, epoch=spec.epoch,
                                        environment=Environment(spec.environment),
+                                       rtgs_calendar=spec.rtgs_calendar,
                                        key_secret=key_secret))
         for host, addresses in spec.dns:
             self.world.dns.set(host, addresses)

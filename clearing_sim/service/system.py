@@ -15,7 +15,10 @@ figures are read from the world, never invented (docs/semantics.md):
   record; ``null`` before any. A cancel's instant return and an issuer refund (whose start is
   hidden behind the issuer's processing) are not sampled.
 - ``engineStatus`` and ``onChainStatus`` ``operational``; ``rtgsConnection`` is the adapter's
-  state (``connected``: the mock adapter is ready).
+  state (``connected``: the mock adapter is ready); with an RTGS operating calendar (beyond
+  the spec), ``closed`` while the scheme takes no settlement (outside [opens, closes) of an
+  operating day). A wait for the opening (``rtgs.closed_wait``) is not an RTGS latency: the
+  operation after it is not sampled.
 
 ``POST /api/v1/tools/integration-path`` is public (spec, Authentication 4). Its body is the
 spec's ``role``, ``custodyModel`` and ``chain``, plus, for an issuer only, the optional
@@ -54,8 +57,9 @@ OPERATIONAL = "operational"
 _START_KINDS = ("transaction.state", "saga.step", "saga.event", "saga.instruction_sent",
                 "issuer.instruction")
 _START_FAMILIES = ("ledger.", "rtgs.")
-# A record after which the next operation starts only after hidden processing (a refund).
-_UNTIMED_KINDS = ("issuer.request",)
+# A record after which the next operation starts only after hidden processing (a refund) or
+# after the RTGS's closed hours: neither is the scheme's answer time.
+_UNTIMED_KINDS = ("issuer.request", "rtgs.closed_wait")
 
 
 # status -----------------------------------------------------------------------------------
@@ -75,7 +79,8 @@ def recent_latency_ms(records: Sequence[Record], family: str,
         kind = record.kind
         if kind == "transaction.state" and record.get("trigger") == "cancel":
             cancelled_at[tx] = record.at_ms
-        starts = kind in _START_KINDS or kind.startswith(_START_FAMILIES)
+        starts = (kind in _START_KINDS or kind.startswith(_START_FAMILIES)) \
+            and kind not in _UNTIMED_KINDS
         if tx in open_ends and (starts or kind in _UNTIMED_KINDS):
             ends = open_ends.pop(tx)
             if starts:
@@ -102,7 +107,7 @@ def status(ctx: Context) -> Reply:
         "engineStalledJobs": stalled,
         "onChainStatus": OPERATIONAL,
         "onChainLatencyMs": recent_latency_ms(records, "ledger."),
-        "rtgsConnection": world.rtgs.connection,
+        "rtgsConnection": world.rtgs.connection_state(),
         "rtgsLatencyMs": recent_latency_ms(records, "rtgs."),
     })
 

@@ -21,6 +21,7 @@ from typing import IO, TYPE_CHECKING
 
 from attrs import field, frozen
 
+from clearing_sim.domain.calendar import OperatingCalendar, calendar_wire
 from clearing_sim.domain.errors import InvalidRequest, NotAllowed
 from clearing_sim.domain.fees import FeeSchedule, quote
 from clearing_sim.domain.ids import CommandId, ParticipantId, TransactionId
@@ -86,6 +87,8 @@ class WorldConfig:
     poll_interval_ms: int = 5_000  # POLLABLE_RESOURCE: how often the saga reads an instruction
     rtgs_latency: Latency = LogNormal(400, 0.3, 5_000)
     finality: dict[Ledger, Latency] = field(factory=lambda: dict(_FINALITY))
+    #: the RTGS's business hours (beyond the spec); None: always open, as the spec's mock
+    rtgs_calendar: OperatingCalendar | None = None
     #: seals key material (``IdFactory.key``); a served world's comes from the operator token
     key_secret: bytes = field(default=b"", repr=False)
 
@@ -127,6 +130,8 @@ class World:
         self.webhooks = WebhookChannel(self)  # listens to the log: events → deliveries
         self.log.append("world.created", seed=self.config.seed, epoch=self.config.epoch,
                         environment=self.config.environment.value)
+        if self.config.rtgs_calendar is not None:
+            self.set_rtgs_calendar(self.config.rtgs_calendar)
 
     # time ---------------------------------------------------------------------------------
     if TYPE_CHECKING:
@@ -162,6 +167,13 @@ class World:
 
     def advance(self, delay_ms: int) -> None:
         self.run_until(self.now_ms + delay_ms)
+
+    def set_rtgs_calendar(self, calendar: OperatingCalendar | None) -> None:
+        """Give the RTGS business hours (None: always open again); logged as ``rtgs.calendar``.
+        Operations already waiting for an opening keep theirs."""
+        self.rtgs.calendar = calendar
+        self.log.append("rtgs.calendar",
+                        calendar=None if calendar is None else calendar_wire(calendar))
 
     # participants -------------------------------------------------------------------------
     def add_member(self, name: str, rtgs_balance_gbp: Decimal = Decimal("0.00"),

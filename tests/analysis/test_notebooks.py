@@ -14,7 +14,8 @@ from tests.analysis.conftest import INPUTS
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 SMALL = {"latency_and_parking.ipynb": INPUTS / "two_cases.yaml",
-         "webhook_reliability.ipynb": INPUTS / "webhook_sweep.yaml"}
+         "webhook_reliability.ipynb": INPUTS / "webhook_sweep.yaml",
+         "rtgs_hours.ipynb": NOTEBOOKS / "inputs" / "rtgs_hours_sweep.yaml"}
 
 
 def test_the_notebooks_are_the_ones_tested() -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clearing_sim.domain.calendar import parse_calendar
 from clearing_sim.domain.instruction import Outcome
 from clearing_sim.domain.integration import (
     Chain,
@@ -170,6 +171,36 @@ def test_records_that_start_no_operation_are_skipped() -> None:
     ]
     assert recent_latency_ms(records, "rtgs.") == 100
     assert recent_latency_ms(records, "ledger.") is None
+
+
+def test_a_wait_for_the_rtgs_opening_is_not_an_rtgs_latency() -> None:
+    """Beyond the spec (docs/semantics.md, RTGS business hours): the answer before the closed
+    wait is sampled (100 ms), the 60 hours until the opening are not."""
+    records = [
+        _record(0, 0, "saga.step", transactionId="a"),
+        _record(1, 100, "rtgs.closed_wait", transactionId="a"),
+        _record(2, 216_600_000, "rtgs.earmark", transactionId="a"),
+    ]
+    assert recent_latency_ms(records, "rtgs.") == 100
+
+
+def test_status_reports_the_rtgs_closed_outside_its_settlement_hours(svc: Service) -> None:
+    """rtgsConnection (values other than connected: not shown) is ``closed`` while a
+    calendar's scheme takes no settlement (docs/semantics.md), ``connected`` again at the
+    opening; between cut-off and close settlements still run: ``connected``."""
+    svc.world.set_rtgs_calendar(parse_calendar({  # the epoch 2026-01-01 is a Thursday
+        "timeZone": "UTC", "opens": "06:00", "cutOff": "17:40", "closes": "18:00"}))
+    assert _status(svc)["rtgsConnection"] == "closed"  # 00:00
+    svc.world.advance(6 * 3_600_000 - 1)
+    assert _status(svc)["rtgsConnection"] == "closed"
+    svc.world.advance(1)
+    assert _status(svc)["rtgsConnection"] == "connected"  # 06:00
+    svc.world.advance(11 * 3_600_000 + 50 * 60_000)  # 17:50
+    assert _status(svc)["rtgsConnection"] == "connected"
+    svc.world.advance(10 * 60_000)  # 18:00
+    assert _status(svc)["rtgsConnection"] == "closed"
+    svc.world.set_rtgs_calendar(None)
+    assert _status(svc)["rtgsConnection"] == "connected"
 
 
 def test_status_is_served_in_production(prod: Service) -> None:
