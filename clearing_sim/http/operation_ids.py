@@ -65,6 +65,10 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("POST", "/sim/v1/checkpoints"): "createCheckpoint",
     ("GET", "/sim/v1/checkpoints"): "listCheckpoints",
     ("POST", "/sim/v1/rewind"): "rewindToCheckpoint",
+    ("GET", "/sim/v1/transactions"): "listTransactionsQuietly",
+    ("GET", "/sim/v1/transactions/{id}/story"): "getTransactionStory",
+    ("GET", "/sim/v1/overview"): "getOverview",
+    ("GET", "/sim/v1/tail"): "readEventLogTail",
     # the shim's inbound door for real issuers
     ("POST", "/issuer-webhooks/{issuerId}"): "receiveIssuerStatusWebhook",
 }
