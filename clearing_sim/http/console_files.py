@@ -31,6 +31,8 @@ CONSOLE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; "
 _TYPES = {"index.html": "text/html; charset=utf-8", "story.js": "text/javascript; charset=utf-8",
           "console.js": "text/javascript; charset=utf-8",
           "console.css": "text/css; charset=utf-8", "favicon.svg": "image/svg+xml"}
+#: the reports' host of story.js (inlined into report pages, not served)
+_REPORT_HOST = "report.js"
 _HEADERS = (("Content-Security-Policy", CONSOLE_POLICY), ("Cache-Control", "no-store"),
             ("Referrer-Policy", "no-referrer"), ("X-Content-Type-Options", "nosniff"),
             ("X-Frame-Options", "DENY"))
@@ -47,8 +49,8 @@ def _asset(name: str) -> bytes:
 
 
 def asset_text(name: str) -> str:
-    """One of the console's files as text (the HTML reports inline them)."""
-    if name not in _TYPES:
+    """One of the console's files as text, or ``report.js`` (the HTML reports inline them)."""
+    if name not in _TYPES and name != _REPORT_HOST:
         raise KeyError(name)
     return _asset(name).decode("utf-8")
 

@@ -13,7 +13,7 @@
 (function () {
   "use strict";
 
-  var LANES = ["state", "saga", "issuer", "ledger", "rtgs", "webhook", "fault"];
+  var LANES = ["state", "saga", "issuer", "ledger", "rtgs", "webhook", "subscription", "fault"];
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -83,6 +83,36 @@
     return el("section", {className: "story-summary"}, parts);
   }
 
+  function offsetText(ms) {
+    // "+H:MM:SS.mmm", as the story's offsets are written (clearing_sim/timeline.py)
+    var sign = ms < 0 ? "-" : "+";
+    ms = Math.abs(ms);
+    var hours = Math.floor(ms / 3600000);
+    var minutes = Math.floor((ms % 3600000) / 60000);
+    var seconds = (ms % 60000) / 1000;
+    return sign + hours + ":" + (minutes < 10 ? "0" : "") + minutes + ":" +
+           (seconds < 10 ? "0" : "") + seconds.toFixed(3);
+  }
+
+  function subscriptionMoments(story) {
+    // the subscriptions' health instants, as entries of a "subscription" lane
+    var moments = [];
+    story.subscriptions.forEach(function (s) {
+      [["failingSince", "failing since (the 72 h streak starts)"],
+       ["disableAt", "can be disabled from (streak start + 72 h)"],
+       ["disabledAt", "DISABLED"], ["lastSuccess", "last success"]].forEach(function (pair) {
+        var at = s[pair[0]];
+        if (at) {
+          moments.push({seq: "sub-" + s.id + "-" + pair[0], at: at.at, atMs: at.atMs,
+                        offsetMs: at.offsetMs, offset: at.offset, lane: "subscription",
+                        kind: "subscription." + pair[0],
+                        text: "subscription " + s.id + " " + pair[1]});
+        }
+      });
+    });
+    return moments;
+  }
+
   function position(offsetMs, spanMs) {
     // a log scale: milliseconds at the start and days at the end both stay readable
     if (spanMs <= 0 || offsetMs <= 0) { return 0; }
@@ -90,7 +120,7 @@
   }
 
   function axis(story, marks) {
-    var entries = story.entries;
+    var entries = story.entries.concat(subscriptionMoments(story));
     var spanMs = Math.max(story.now.offsetMs, 1);
     entries.forEach(function (e) { spanMs = Math.max(spanMs, e.offsetMs); });
     (marks || []).forEach(function (m) { spanMs = Math.max(spanMs, m.atMs - story.start.atMs); });
@@ -129,8 +159,8 @@
     now.style.left = position(story.now.offsetMs, spanMs).toFixed(3) + "%";
     return el("section", {className: "axis", "aria-label": "time axis"}, [
       el("h3", {text: "Time axis"}),
-      el("p", {className: "hint", text: "Log scale from the start (+0) to " +
-               "+" + Math.round(spanMs / 1000) + " s; each mark links to its line below. " +
+      el("p", {className: "hint", text: "Log scale from the start (+0:00:00.000) to " +
+               offsetText(spanMs) + "; each mark links to its line below. " +
                "The thin line is now (" + story.now.offset + ")."}),
       el("div", {className: "lanes"}, rows.concat([el("div", {className: "lane now-row"}, [
         el("span", {className: "lane-name", text: "now"}),
@@ -149,7 +179,9 @@
   }
 
   function entriesTable(story, marks) {
-    var rows = story.entries.map(function (e) {
+    var all = story.entries.concat(subscriptionMoments(story));
+    all.sort(function (a, b) { return a.atMs - b.atMs; });
+    var rows = all.map(function (e) {
       return el("tr", {id: "entry-" + e.seq, className: "lane-row-" + e.lane}, [
         el("td", {className: "num", text: e.offset}),
         el("td", {text: e.at}),
@@ -247,5 +279,6 @@
     });
   }
 
-  window.ClearingStory = {render: render, el: el, badge: badge, instant: instant};
+  window.ClearingStory = {render: render, el: el, badge: badge, instant: instant,
+                          offsetText: offsetText};
 }());
