@@ -169,13 +169,13 @@
   }
 
   function table(headers, rows, caption) {
-    return el("table", {}, [
+    return el("div", {className: "scroll"}, [el("table", {}, [
       caption ? el("caption", {text: caption}) : null,
       el("thead", {}, [el("tr", {}, headers.map(function (h) {
         return el("th", {scope: "col", text: h});
       }))]),
       el("tbody", {}, rows)
-    ]);
+    ])]);
   }
 
   function entriesTable(story, marks) {
