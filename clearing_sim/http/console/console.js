@@ -43,8 +43,10 @@
         }
         if (!response.ok) {
           var error = (envelope.errors || [{}])[0];
-          throw new Error(response.status + " " + (error.code || "") + ": " +
-                          (error.message || "refused"));
+          var refusal = new Error(response.status + " " + (error.code || "") + ": " +
+                                  (error.message || "refused"));
+          refusal.refusal = true;  // the server's answer, not a fault of this page
+          throw refusal;
         }
         return envelope;
       });
@@ -190,7 +192,9 @@
         window.ClearingStory.render($("story"), answers[3].data);
       }
     }).catch(function (error) {
-      if (error.message !== "unauthenticated") { say(error.message, true); }
+      if (error.message === "unauthenticated") { return; }
+      say(error.message, true);
+      if (!error.refusal) { console.error("clearing-sim console:", error); }  // a page fault
     }).then(function () { busy = false; });
   }
 
