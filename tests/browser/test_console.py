@@ -10,11 +10,16 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
+
+from clearing_sim.testing import ServedWorld
+from tests.browser.conftest import browser_required
+
+if not browser_required():  # in CI a missing selenium is an error, not a skip
+    pytest.importorskip("selenium", reason="selenium is not installed: pip install -e '.[dev]'")
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
-
-from clearing_sim.testing import ServedWorld
 
 #: the README walkthrough's final digest (docs/http.md, tests/test_readme.py)
 README_DIGEST = "f52b4eeefaff94c6159d0e84076e31e37bfb58386de4fa22bec4cc3dbd8054c0"

@@ -133,7 +133,8 @@
     var rows = lanes.map(function (lane) {
       var track = el("div", {className: "track"});
       entries.filter(function (e) { return e.lane === lane; }).forEach(function (e) {
-        var mark = el("a", {className: "mark lane-" + lane, href: "#entry-" + e.seq,
+        var mark = el("a", {className: "mark lane-" + lane + " kind-" + e.kind.replace(".", "-"),
+                            href: "#entry-" + e.seq,
                             title: e.offset + " " + e.at + " " + e.text,
                             "aria-label": lane + " at " + e.offset + ": " + e.text});
         mark.style.left = position(e.offsetMs, spanMs).toFixed(3) + "%";
