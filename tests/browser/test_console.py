@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from clearing_sim.testing import ServedWorld
+from clearing_sim.testing import ServedWorld, served_world
 from tests.browser.conftest import browser_required
 
 if not browser_required():  # in CI a missing selenium is an error, not a skip
     pytest.importorskip("selenium", reason="selenium is not installed: pip install -e '.[dev]'")
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 #: the README walkthrough's final digest (docs/http.md, tests/test_readme.py)
 README_DIGEST = "f52b4eeefaff94c6159d0e84076e31e37bfb58386de4fa22bec4cc3dbd8054c0"
@@ -273,3 +274,40 @@ def test_a_narrow_window_has_no_sideways_scroll(world: ServedWorld, browser: Any
     finally:
         browser.set_window_size(1280, 800)
     api.close()
+
+
+@pytest.mark.slow  # a second server, journaled: about 30 s on a loaded 2-core machine
+def test_checkpoint_waits_and_rewind_from_the_console(browser: Any, tmp_path: Path) -> None:
+    """Issue 28 §1: with a journal, the console takes a checkpoint, advances until a chosen
+    transaction is terminal and until idle, and rewinds to the checkpoint: each through the
+    operator route a curl user would call, each answer shown in the status line."""
+    journal = tmp_path / "session.jsonl"
+    with served_world(seed=7, operator_token="devtoken1",
+                      args=("--journal", str(journal))) as server:
+        browser.get_log("browser")
+        api = _Api(server)
+        issuer, member = api.cast()
+        tx = api.redeem(issuer, member, "100.00", "INV-1")
+        start = api.call("GET", "/sim/v1/digest", api.op)["digest"]
+        _connect(browser, server)
+        browser.find_element(By.ID, "checkpoint-name").send_keys("before" + Keys.ENTER)
+        _wait(browser, lambda b: "Checkpoint: done (before)" in _text(b, "status"),
+              "the checkpoint taken")
+        option = f"#terminal-tx option[value='{tx}']"
+        _wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, option), "the transaction")
+        Select(browser.find_element(By.ID, "terminal-tx")).select_by_value(tx)
+        browser.find_element(By.ID, "terminal-button").click()
+        _wait(browser, lambda b: "(terminal, met)" in _text(b, "status"), "the terminal stop")
+        [row] = api.call("GET", "/sim/v1/transactions", api.op)
+        assert row["terminal"] is True
+        browser.find_element(By.ID, "idle-button").click()
+        _wait(browser, lambda b: "(idle, met)" in _text(b, "status"), "the idle stop")
+        browser.find_element(By.CSS_SELECTOR, "button[data-checkpoint='before']").click()
+        _wait(browser, lambda b: "Rewind to before: done" in _text(b, "status"), "the rewind")
+        assert api.call("GET", "/sim/v1/digest", api.op)["digest"] == start
+        [row] = api.call("GET", "/sim/v1/transactions", api.op)
+        assert row["lifecycleStatus"] == "received"
+        kinds = [json.loads(line)["k"] for line in journal.read_text().splitlines()[1:]]
+        assert "checkpoint" in kinds and "rewind" in kinds
+        assert _severe(browser) == []
+        api.close()
