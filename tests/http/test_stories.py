@@ -81,6 +81,21 @@ def test_reads_change_no_digest_no_log_no_journal(tmp_path: Path) -> None:
     client.close()
 
 
+def test_the_same_check_catches_a_read_through_the_api(tmp_path: Path) -> None:
+    """Issue 28 §2's reason: a read through ``/api/v1`` draws a command id and logs
+    ``api.request``, so the check above fails for it (the log grows, the journal too)."""
+    path = tmp_path / "session.jsonl"
+    client, ids, member = _world(path)
+    sim = client.sim
+    sim.journal.writer.flush()
+    before = len(sim.world.log), path.read_bytes()
+    assert client.get(f"/api/v1/transactions/{ids['settled']}",
+                      headers=member.auth).status_code == 200
+    sim.journal.writer.flush()
+    assert len(sim.world.log) == before[0] + 1 and path.read_bytes() != before[1]
+    client.close()
+
+
 @pytest.mark.parametrize(("read", "quiet"), [("/sim/v1/overview", True),
                                              ("/sim/v1/transactions", True),
                                              ("/sim/v1/tail?limit=2", True),
