@@ -245,8 +245,12 @@ def _echo_outcome(outcome: Outcome, colour: bool) -> None:
               "several scenarios: FILE.<scenario>.jsonl each).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON document instead of text.")
+@click.option("--html", "html_dir", type=click.Path(file_okay=False, writable=True),
+              metavar="OUTDIR", help="Write a self-contained HTML page per scenario (its "
+              "verdicts on its transactions' time axes) and OUTDIR/index.html.")
 def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
-        junit_file: str | None, log_file: str | None, as_json: bool) -> None:
+        junit_file: str | None, log_file: str | None, as_json: bool,
+        html_dir: str | None) -> None:
     """Run scenario files and check their expectations, on virtual time.
 
     PATH is a scenario file or a folder (every *.yaml and *.yml inside, sorted). Prints one
@@ -267,6 +271,7 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
       clearing-sim run scenarios/
       clearing-sim run scenarios/silence-parks-exactly-at-sla.yaml --seed 8
       clearing-sim run scenarios/ -k webhook --junit reports/junit.xml --log run.jsonl
+      clearing-sim run scenarios/ --html reports/html
     """
     scenarios, errors = _load_all(paths)
     colour = _colour() and not as_json
@@ -285,6 +290,7 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
         scenarios = [s for s in scenarios
                      if keyword in s.name or keyword in s.path or keyword in s.tags]
     outcomes = []
+    pages: list[tuple[Any, str]] = []
     for scenario in scenarios:
         started = time.perf_counter()
         result, stage = play(scenario, seed, clock=time.perf_counter)
@@ -292,8 +298,13 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
         outcomes.append(outcome)
         if log_file is not None:
             _write_log(stage, _log_target(Path(log_file), scenario, len(scenarios) > 1))
+        if html_dir is not None:
+            pages.append((result, _write_page(Path(html_dir), result, stage)))
         if not as_json:
             _echo_outcome(outcome, colour)
+    if html_dir is not None:
+        from clearing_sim.html_report import index_page
+        (Path(html_dir) / "index.html").write_text(index_page(pages), encoding="utf-8")
     if junit_file is not None:
         Path(junit_file).write_bytes(junit_xml(outcomes))
     results = [o.result for o in outcomes]
@@ -306,6 +317,18 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
                    f" wall {wall:.2f} s; digest {combined_digest(results)}")
         click.echo(_styled(summary, colour, fg="red" if failed else "green"))
     raise SystemExit(1 if failed else 0)
+
+
+def _write_page(folder: Path, result: Any, stage: Stage,
+                transaction_ids: list[str] | None = None, target: Path | None = None) -> str:
+    """The scenario's HTML page in ``folder`` (or at ``target``); its file name."""
+    from clearing_sim.html_report import page_name, scenario_page
+    page = scenario_page(result, stage, _file_names(stage), transaction_ids)
+    if target is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / page_name(result)
+    target.write_text(page, encoding="utf-8")
+    return target.name
 
 
 def _write_log(stage: Stage, target: Path) -> None:
@@ -338,7 +361,11 @@ def _file_names(stage: Stage) -> dict[str, str]:
               help="A name the scenario saves (tx) or a transaction id.")
 @click.option("--seed", type=int, help="Replace the file's world.seed with this seed.")
 @click.option("--polls", is_flag=True, help="Also show every status poll of the issuer.")
-def timeline(path: str, name: str, seed: int | None, polls: bool) -> None:
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
+              metavar="FILE", help="Also write the story as a self-contained HTML page "
+              "(the console's view, with the scenario's verdicts on the time axis).")
+def timeline(path: str, name: str, seed: int | None, polls: bool,
+             html_file: str | None) -> None:
     """Run a scenario and print one transaction's story in virtual time.
 
     Saga steps, issuer instructions and their statuses, ledger and RTGS actions, and every
@@ -348,6 +375,7 @@ def timeline(path: str, name: str, seed: int | None, polls: bool) -> None:
     \b
     Example:
       clearing-sim timeline scenarios/webhook-retry-schedule.yaml --transaction tx
+      clearing-sim timeline scenarios/webhook-retry-schedule.yaml --transaction tx --html tx.html
     """
     try:
         scenario = load_scenario(path)
@@ -373,6 +401,8 @@ def timeline(path: str, name: str, seed: int | None, polls: bool) -> None:
     for line in render_story(stage.world, transaction_story(stage.world, transaction_id,
                                                             polls=polls, names=names)):
         click.echo(line)
+    if html_file is not None:
+        _write_page(Path(html_file).parent, result, stage, [transaction_id], Path(html_file))
     state = tx.lifecycle_status.value + (" (parked)" if tx.parked else "")
     click.echo(f"now {stage.world.iso()}: {state}; scenario "
                f"{'passed' if result.passed else 'FAILED'}; digest {result.digest}")

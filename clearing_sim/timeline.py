@@ -1,6 +1,7 @@
 """One transaction's story in virtual time, read from a world's event log.
 
-Public names: ``Entry``, ``render_story``, ``transaction_story``.
+Public names: ``Entry``, ``describe``, ``offset_text``, ``related_records``, ``render_story``,
+``transaction_story``.
 
 ``transaction_story(world, transaction_id)`` picks every record about the transaction: its
 state changes and public events, saga steps and notes, the instructions sent to issuers and
@@ -23,7 +24,8 @@ from clearing_sim.domain.timefmt import duration_text
 from clearing_sim.sim.eventlog import Record
 from clearing_sim.sim.world import World
 
-__all__ = ["Entry", "render_story", "transaction_story"]
+__all__ = ["Entry", "describe", "offset_text", "related_records", "render_story",
+           "transaction_story"]
 
 
 @frozen
@@ -139,7 +141,8 @@ _TEXT: dict[str, tuple[str, Callable[[Record], str]]] = {
 }
 
 
-def _describe(r: Record) -> tuple[str, str]:
+def describe(r: Record) -> tuple[str, str]:
+    """The lane and the one-line text of a record about a transaction."""
     if r.kind in _TEXT:
         lane, text = _TEXT[r.kind]
         return lane, text(r)
@@ -151,7 +154,9 @@ def _describe(r: Record) -> tuple[str, str]:
     return r.kind.split(".", 1)[0], f"{r.kind} {fields}"
 
 
-def _related(records: Iterable[Record], transaction_id: str, polls: bool) -> list[Record]:
+def related_records(records: Iterable[Record], transaction_id: str,
+                    polls: bool) -> list[Record]:
+    """Every record about the transaction, in log order (issuer polls only with ``polls``)."""
     instructions: set[str] = set()
     events: set[str] = set()
     picked: list[Record] = []
@@ -187,13 +192,14 @@ def transaction_story(world: World, transaction_id: str, *, polls: bool = False,
     """Every fact about one transaction, in log order; ``names`` maps ids to the names a
     scenario file gave them, shown instead of the ids."""
     entries = []
-    for r in _related(world.log, transaction_id, polls):
-        lane, text = _describe(_named(r, names or {}))
+    for r in related_records(world.log, transaction_id, polls):
+        lane, text = describe(_named(r, names or {}))
         entries.append(Entry(r.at_ms, r.seq, lane, text))
     return entries
 
 
-def _offset(ms: int) -> str:
+def offset_text(ms: int) -> str:
+    """``+H:MM:SS.mmm`` (hours right-aligned in five characters)."""
     sign = "-" if ms < 0 else "+"
     ms = abs(ms)
     hours, rest = divmod(ms, 3_600_000)
@@ -206,5 +212,5 @@ def render_story(world: World, entries: list[Entry]) -> list[str]:
     if not entries:
         return []
     start = entries[0].at_ms
-    return [f"{_offset(e.at_ms - start)}  {world.iso(e.at_ms)}  {e.lane:<7}  {e.text}"
+    return [f"{offset_text(e.at_ms - start)}  {world.iso(e.at_ms)}  {e.lane:<7}  {e.text}"
             for e in entries]

@@ -10,7 +10,8 @@ the same world and the same requests; ``/sim/v1/…`` is the operator surface (w
 ``--journal``, each change is appended to the journal as it is applied and its answer waits
 until the entry is on disk: ``clearing_sim.http.recorder``);
 ``GET /sim/v1/health`` answers without a credential and touches nothing (``http/health.py``);
-``GET /openapi.json`` the OpenAPI document. Any other path is 404 ``route_not_found``
+``GET /openapi.json`` the OpenAPI document; ``/sim/console`` the console's static files
+(``http/console_files.py``: no token, nothing touched). Any other path is 404 ``route_not_found``
 without touching the world (a browser's ``/favicon.ico`` must not change a run's log). A 405
 also carries ``Allow`` (RFC 9110); ``HEAD`` on a ``GET`` route is that ``GET`` without its
 body.
@@ -46,6 +47,7 @@ from clearing_sim.domain.errors import (
     NotFound,
 )
 from clearing_sim.http.clock import Clock
+from clearing_sim.http.console_files import console_response, is_console
 from clearing_sim.http.delivery import RealDeliveries, RealOutcome
 from clearing_sim.http.gateways import INBOUND_ROUTES, WEBHOOK_PREFIX, receive_issuer_webhook
 from clearing_sim.http.health import is_health
@@ -138,6 +140,8 @@ class Shim:
             request = Request("GET", request.path, request.query, request.headers,
                               request.body)
         path = request.path
+        if is_console(path):  # the console's static files: touch nothing, need no token
+            return console_response(request)
         if is_health(request):  # touches nothing: no catch-up, no lock, no journal
             response = await self.operator.handle(request)
         elif _prefixed(path, "/api/v1"):

@@ -31,11 +31,13 @@ from typing import Any
 from attrs import frozen
 
 from clearing_sim import __version__
+from clearing_sim.domain.lifecycle import LifecycleStatus
 from clearing_sim.domain.parties import CredentialKind
+from clearing_sim.domain.transaction import UseCase
 from clearing_sim.http.gateways import INBOUND_ROUTES
 from clearing_sim.http.operation_ids import operation_id
 from clearing_sim.http.operator import OPERATOR_ROUTES
-from clearing_sim.http.schemas import SCHEMAS, SERVICE_VERSIONS, Schema, array, ref
+from clearing_sim.http.schemas import SCHEMAS, SERVICE_VERSIONS, Schema, array, enum, ref
 from clearing_sim.service.routes import ROUTES
 
 __all__ = ["API_OPERATIONS", "INBOUND_OPERATIONS", "OPERATOR_OPERATIONS", "Operation",
@@ -127,6 +129,27 @@ API_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/api/v1/team/invitations"): _op(201, "Invitation", "InvitationRequest"),
 }
 
+_BOOL_QUERY: Schema = {"type": "string", "enum": ["true", "false"]}
+_PAGE_QUERY = (("cursor", {"type": "string", "pattern": "^[0-9]{1,12}$"}, False),
+               ("limit", {"type": "integer", "minimum": 1, "maximum": 1000}, False))
+#: the console's quiet reads (``http/stories.py``)
+CONSOLE_OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("GET", "/sim/v1/transactions"): _op(
+        200, array(ref("TransactionRow")), listing=True, lookup_404=True,
+        query=(("lifecycleStatus", enum(*[s.value for s in LifecycleStatus]), False),
+               ("parked", _BOOL_QUERY, False), ("terminal", _BOOL_QUERY, False),
+               ("useCase", enum(*[u.value for u in UseCase]), False),
+               ("participantId", {"type": "string", "format": "uuid"}, False),
+               *_PAGE_QUERY)),
+    ("GET", "/sim/v1/transactions/{id}/story"): _op(200, "Story",
+                                                    query=(("polls", _BOOL_QUERY, False),)),
+    ("GET", "/sim/v1/overview"): _op(200, "Overview"),
+    ("GET", "/sim/v1/tail"): _op(
+        200, array(ref("LogRecord")), listing=True,
+        query=(("kind", {"type": "string"}, False), ("transactionId", {"type": "string"}, False),
+               ("limit", {"type": "integer", "minimum": 1, "maximum": 1000}, False))),
+}
+
 _PARTICIPANT_QUERY = (("participantId", {"type": "string", "format": "uuid"}, True),)
 OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/sim/v1/health"): _op(200, "Health"),
@@ -172,6 +195,7 @@ OPERATOR_OPERATIONS: dict[tuple[str, str], Operation] = {
         lookup_404=True),
     ("POST", "/sim/v1/conformance/receivers"): _op(200, "ConformanceReport",
                                                    "ReceiverConformanceRequest"),
+    **CONSOLE_OPERATIONS,
 }
 
 #: the inbound routes: (request schema, the answers' statuses with their schema names)

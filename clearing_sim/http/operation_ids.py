@@ -67,6 +67,10 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("POST", "/sim/v1/rewind"): "rewindToCheckpoint",
     ("GET", "/sim/v1/rtgs/calendar"): "getRtgsCalendar",
     ("PUT", "/sim/v1/rtgs/calendar"): "setRtgsCalendar",
+    ("GET", "/sim/v1/transactions"): "listTransactionsQuietly",
+    ("GET", "/sim/v1/transactions/{id}/story"): "getTransactionStory",
+    ("GET", "/sim/v1/overview"): "getOverview",
+    ("GET", "/sim/v1/tail"): "readEventLogTail",
     # the shim's inbound door for real issuers
     ("POST", "/issuer-webhooks/{issuerId}"): "receiveIssuerStatusWebhook",
 }

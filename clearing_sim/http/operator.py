@@ -12,7 +12,8 @@ in constant time); every route answers with the API's envelopes (``{data, meta}`
 about its query or headers (issue 31 §6). The
 routes themselves live beside their ideas: ``controls`` (clock, reset, fixes, behaviours,
 receivers), ``participants`` (the cast and credentials), ``views`` (deliveries, balances,
-the log), ``receiver_conformance`` (the receiver kit's battery), ``timetravel``
+the log), ``stories`` (the console's quiet reads: transactions, stories, the overview, the
+log's tail), ``receiver_conformance`` (the receiver kit's battery), ``timetravel``
 (checkpoints and rewind) and ``rtgs_hours`` (the RTGS's business hours).
 """
 
@@ -28,6 +29,7 @@ from clearing_sim.http import (
     participants,
     receiver_conformance,
     rtgs_hours,
+    stories,
     timetravel,
     views,
 )
@@ -48,6 +50,7 @@ OPERATOR_ROUTES: tuple[OperatorRoute, ...] = (
     *gateways.ROUTES,
     *participants.ROUTES,
     *views.ROUTES,
+    *stories.ROUTES,
     *receiver_conformance.ROUTES,
     *timetravel.ROUTES,
     *rtgs_hours.ROUTES,
@@ -58,6 +61,18 @@ _JSON = (("Content-Type", "application/json"),)
 def match(method: str, path: str) -> tuple[OperatorRoute, dict[str, str]]:
     """The operator route for this method and path; 404 or 405 otherwise."""
     return match_in(OPERATOR_ROUTES, method, path)
+
+
+def _quiet(request: Request) -> bool:
+    """Whether the answer's command id is drawn from no seeded stream: health, and the
+    quiet reads (``OperatorRoute.quiet``)."""
+    if health.is_health(request):
+        return True
+    try:
+        route, _ = match(request.method, request.path)
+    except DomainError:
+        return False
+    return route.quiet
 
 
 class OperatorSurface:
@@ -79,8 +94,7 @@ class OperatorSurface:
                                       "with (clearing-sim serve --operator-token)")
 
     async def handle(self, request: Request) -> Response:
-        command_id = health.command_id() if health.is_health(request) \
-            else self.sim.command_id()
+        command_id = health.command_id() if _quiet(request) else self.sim.command_id()
         try:
             route, params = match(request.method, request.path)
             if not route.public:

@@ -370,4 +370,51 @@ _OPERATOR: dict[str, Schema] = {
                              "evidence": ANY_OBJECT}))}),
 }
 
-SCHEMAS: dict[str, Schema] = {**_API, **_OPERATOR}
+_INSTANT = obj({"at": TS, "atMs": INT, "offsetMs": INT, "offset": STR},
+               description="a virtual instant and its offset from the transaction's start")
+_NINSTANT: Schema = {"anyOf": [_INSTANT, {"type": "null"}]}
+_LEGS = array(obj({"leg": enum("burn", "mint"), "issuerId": UUID, "settlementMode": STR}))
+#: the console's quiet reads (``http/stories.py``, ``clearing_sim/story.py``)
+_CONSOLE: dict[str, Schema] = {
+    "TransactionRow": obj({
+        "id": UUID, "paymentReference": STR, "useCase": STR, "lifecycleStatus": STR,
+        "parked": BOOL, "terminal": BOOL, "reasonCode": NSTR, "initiatorId": UUID,
+        "initiatedAt": TS, "updatedAt": TS,
+        "sagaStep": obj({"current": INT, "name": STR, "total": INT}), "legs": _LEGS}),
+    "StoryEntry": obj({"seq": INT, **_INSTANT["properties"], "lane": STR, "kind": STR,
+                       "text": STR, "fields": ANY_OBJECT}),
+    "StoryDelivery": obj({
+        "eventId": STR, "eventType": _EVENTS, "subscriptionId": STR,
+        **_INSTANT["properties"],
+        "outcome": enum("delivered", "failed", "dropped", "pending"),
+        "attempts": array(obj({**_OPERATOR["DeliveryAttempt"]["properties"],
+                               **_INSTANT["properties"]})),
+        "retriesToCome": array(obj({"attempt": INT, **_INSTANT["properties"],
+                                    "onTheWire": BOOL, "afterDisableAt": BOOL})),
+        "ending": {"anyOf": [obj({"kind": STR, **_INSTANT["properties"]}),
+                             {"type": "null"}]}}),
+    "Story": obj({
+        "transactionId": STR, "start": _INSTANT, "now": _INSTANT,
+        "transaction": {"type": ["object", "null"]},
+        "entries": array(ref("StoryEntry")),
+        "instructions": array(obj({"instructionId": STR, "issuerId": UUID, "leg": STR,
+                                   "statuses": array(obj({"status": STR,
+                                                          **_INSTANT["properties"]}))})),
+        "deliveries": array(ref("StoryDelivery")),
+        "subscriptions": array(obj({
+            "id": STR, "participantId": UUID, "url": STR,
+            "status": enum("active", "disabled"), "deleted": BOOL, "lastSuccess": _NINSTANT,
+            "failingSince": _NINSTANT, "disableAt": _NINSTANT, "disabledAt": _NINSTANT,
+            "pendingDeliveries": INT}))}),
+    "Overview": obj({
+        "clock": ref("Clock"), "seed": INT,
+        "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"}, "records": INT,
+        "journal": BOOL, "checkpoints": array(ref("Checkpoint")),
+        "participants": array(obj({
+            "participantId": UUID, "participantKind": STR, "participantName": STR,
+            "assets": array(ref("Asset")),
+            "wallets": {"type": "object", "additionalProperties": DECIMAL},
+            "rtgsBalanceGbp": DECIMAL, "rtgsEarmarkedGbp": DECIMAL}))}),
+}
+
+SCHEMAS: dict[str, Schema] = {**_API, **_OPERATOR, **_CONSOLE}

@@ -59,7 +59,9 @@ class OperatorRoute:
     """One ``/sim/v1`` route. ``exclusive``: the door holds the world lock around the
     handler, a GET between two slices of an advance, any other once no advance is running
     events (every route but those that take the clock, which lock for themselves).
-    ``public``: no operator token needed (``GET /sim/v1/health`` alone)."""
+    ``public``: no operator token needed (``GET /sim/v1/health`` alone). ``quiet``: a read
+    that draws no command id from the operator's seeded stream (the console's reads,
+    ``http/stories.py``), so calling it leaves every later operator answer as it was."""
 
     method: str
     template: str
@@ -68,6 +70,7 @@ class OperatorRoute:
     exclusive: bool = True
     public: bool = False
     query: tuple[str, ...] = ()  # the query parameters it takes; any other is 400
+    quiet: bool = False
 
     @property
     def segments(self) -> tuple[str, ...]:

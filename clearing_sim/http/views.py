@@ -1,6 +1,7 @@
 """Operator routes that read the world: deliveries, balances, the event log and its digest.
 
-Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``delivery_attempts``.
+Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``balances_of``, ``delivery_attempts``,
+``log_records``, ``whole_number``.
 
 Everything here is read from the event log or the ledgers, never from a process's private
 state (DESIGN.md: the log is the spine):
@@ -37,9 +38,11 @@ from clearing_sim.domain.money import Money
 from clearing_sim.http.surface import OperatorContext, OperatorRoute, participant_of
 from clearing_sim.service.context import Reply
 from clearing_sim.sim.eventlog import Record
+from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.world import World
 
-__all__ = ["LOG_LIMIT_MAX", "ROUTES", "delivery_attempts"]
+__all__ = ["LOG_LIMIT_MAX", "ROUTES", "balances_of", "delivery_attempts",
+           "log_records", "whole_number"]
 
 LOG_LIMIT_MAX = 1000
 LOG_LIMIT_DEFAULT = 100
@@ -93,8 +96,12 @@ async def balances(ctx: OperatorContext) -> Reply:
     if "participantId" not in query:
         raise InvalidRequest.one("participantId", "invalid_query",
                                  "participantId is required: whose balances?")
-    world = ctx.world
-    participant = participant_of(world, query["participantId"])
+    return Reply(200, balances_of(ctx.world, participant_of(ctx.world,
+                                                            query["participantId"])))
+
+
+def balances_of(world: World, participant: Participant) -> dict[str, Any]:
+    """``GET /sim/v1/balances``'s answer for one participant."""
     held: list[Money] = []
     for ledger, account in participant.wallets.items():
         for asset, amount in world.ledgers[ledger].balances.get(account, {}).items():
@@ -105,9 +112,9 @@ async def balances(ctx: OperatorContext) -> Reply:
     earmarked = sum((e.amount for e in world.rtgs.earmarks.values()
                      if e.payer == participant.id), Decimal(0))
     rtgs = world.rtgs.balances.get(participant.id, Decimal(0))
-    return Reply(200, {"participantId": participant.id, "wallets": wallets,
-                       "rtgsBalanceGbp": f"{rtgs.quantize(_PENNY):f}",
-                       "rtgsEarmarkedGbp": f"{earmarked.quantize(_PENNY):f}"})
+    return {"participantId": participant.id, "wallets": wallets,
+            "rtgsBalanceGbp": f"{rtgs.quantize(_PENNY):f}",
+            "rtgsEarmarkedGbp": f"{earmarked.quantize(_PENNY):f}"}
 
 
 def _records(world: World, kind: str | None, start: int) -> Iterator[Record]:
@@ -126,6 +133,10 @@ def _whole(query: dict[str, str], name: str, code: str, low: int, high: int,
         raise InvalidRequest.one(name, code, f"{name} must be a whole number from {low} to "
                                              f"{high}")
     return int(text)
+
+
+whole_number = _whole  # a query parameter read as a bounded whole number
+log_records = _records  # the log from a position, of a kind: what GET /sim/v1/log reads
 
 
 async def log(ctx: OperatorContext) -> Reply:

@@ -313,6 +313,7 @@ def play(scenario: Scenario, seed: int | None = None,
                                            stopped=True, step_name=step.name))
                 break
             finally:
+                stage.step_end_ms[step.index] = stage.world.now_ms
                 if clock is not None:
                     stage.step_wall_s[step.index] = clock() - started
     except SetupFailed as error:

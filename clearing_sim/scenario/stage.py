@@ -98,6 +98,7 @@ class Stage:
         self.saved: dict[str, Any] = {}
         self.step_ms: dict[str, int] = {}  # step name → virtual ms it started
         self.step_wall_s: dict[int, float] = {}  # step index → wall seconds (a door's clock)
+        self.step_end_ms: dict[int, int] = {}  # step index → virtual ms it ended at
         self.agents: dict[str, dict[str, str]] = {}
         self.webhooks: dict[str, dict[str, str]] = {}
         self.reference: dict[str, ReferenceReceiver] = {}  # by webhook name
