@@ -223,7 +223,9 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("clock_awaiting_receivers", "a checkpoint is refused while an advance waits for "
                                          "real webhook receivers' answers"),
             ("not_journaled", "the route cannot be journaled, so it is refused while "
-                              "journaling")),
+                              "journaling"),
+            ("clock_advancing", "a write waited its bound for an advance that is still "
+                                "running events: nothing was done; retry after Retry-After")),
     *_codes(PayloadTooLarge,
             ("payload_too_large", "the body exceeds 1 MiB")),
     *_codes(SandboxUnavailable,

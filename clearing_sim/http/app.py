@@ -46,7 +46,7 @@ from clearing_sim.domain.errors import (
     NotAllowed,
     NotFound,
 )
-from clearing_sim.http.clock import Clock
+from clearing_sim.http.clock import Clock, ClockAdvancing
 from clearing_sim.http.console_files import console_response, is_console
 from clearing_sim.http.delivery import RealDeliveries, RealOutcome
 from clearing_sim.http.gateways import INBOUND_ROUTES, WEBHOOK_PREFIX, receive_issuer_webhook
@@ -194,7 +194,10 @@ class Shim:
             async with self.sim.world_lock:
                 response = await apply()
         else:
-            response = await self.clock.write(apply)
+            try:
+                response = await self.clock.write(apply)
+            except ClockAdvancing as refusal:  # not applied: nothing to journal
+                return self._refusal(refusal, refusal.headers())
         if journal is not None:
             await journal.durable()  # the answer is sent only once its request is on disk
         return response
@@ -208,7 +211,7 @@ class Shim:
         response = await self.operator.handle(request)
         if journal is not None:
             # No await between the handler's change and this append: the order holds.
-            if journaled_operator(request, response):
+            if journaled_operator(request, response) and not _deferred(response):
                 journal.operator(request, response, self.sim.world.now_ms)
             await journal.durable()  # its own entry, or the clock's, or a checkpoint's
         return response
@@ -231,14 +234,24 @@ class Shim:
                 journal.issuer(request, response, self.sim.world.now_ms)
             return response
 
-        response = await self.clock.write(apply)
+        try:
+            response = await self.clock.write(apply)
+        except ClockAdvancing as refusal:  # not applied: nothing to journal
+            return self._refusal(refusal, refusal.headers())
         if journal is not None:
             await journal.durable()
         return response
 
-    def _refusal(self, error: DomainError) -> Response:
-        return Response(error.status, _JSON,
+    def _refusal(self, error: DomainError,
+                 headers: tuple[tuple[str, str], ...] = ()) -> Response:
+        return Response(error.status, (*_JSON, *headers),
                         encode_json(envelope.failure(error, self.sim.command_id())))
+
+
+def _deferred(response: Response) -> bool:
+    """A write refused because an advance ran past its wait (``ClockAdvancing``): it was
+    not applied, so it is not journaled (replay, with no advance running, would apply it)."""
+    return response.status == 409 and any(name == "Retry-After" for name, _ in response.headers)
 
 
 class _Everything:

@@ -49,7 +49,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
-from clearing_sim.domain.errors import InvalidRequest, NotFound
+from clearing_sim.domain.errors import InvalidRequest, NotAllowed, NotFound
 from clearing_sim.http import heap
 from clearing_sim.http.delivery import Outgoing, RealOutcome
 from clearing_sim.http.options import ClockMode
@@ -69,6 +69,19 @@ _STEPS_PER_SLICE = 2_000
 _SLICE_S = 0.05  # wall time of one slice at most, checked every _CHECK_EVERY events
 _CHECK_EVERY = 64
 _WRITE_POLL_S = 0.005
+#: how long a write waits for a running advance before it is refused (409 clock_advancing)
+WRITE_WAIT_S = 2.0
+#: the ``Retry-After`` of that refusal, in whole seconds
+RETRY_AFTER_S = 1
+
+
+class ClockAdvancing(NotAllowed):
+    """409 ``clock_advancing``: a write that waited ``WRITE_WAIT_S`` behind a running
+    advance and was not applied. Its answer carries ``Retry-After``, and nothing of it is
+    journaled: it changed nothing, so replay must not see it."""
+
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        return (("Retry-After", str(RETRY_AFTER_S)),)
 _log = logging.getLogger("clearing_sim.http")
 
 
@@ -190,13 +203,26 @@ class Clock:
                 _log.exception("the realtime clock stopped: the world failed while running")
                 raise
 
-    async def write(self, apply: Callable[[], Awaitable[T]]) -> T:
+    async def write(self, apply: Callable[[], Awaitable[T]],
+                    patience_s: float | None = None) -> T:
         """``apply()`` under the world lock once no advance is running events (one that is
-        paused for real receivers lets writes in: that instant does not depend on timing)."""
+        paused for real receivers lets writes in: that instant does not depend on timing).
+
+        A write waits at most ``patience_s`` of wall time; if an advance is still running
+        events then, ``ClockAdvancing`` (409 ``clock_advancing``): nothing was applied, so
+        the world, its log and its journal are as if the request never came, and replay
+        never sees it (issue 31 §3: a write waited 262 s behind a long advance)."""
+        patience_s = WRITE_WAIT_S if patience_s is None else patience_s
+        give_up = time.monotonic() + patience_s
         while True:
             async with self.sim.world_lock:
                 if not self.running_events:
                     return await apply()
+            if time.monotonic() >= give_up:
+                raise ClockAdvancing.one(None, "clock_advancing", (
+                    f"the clock is advancing to {self.sim.world.iso(self.advancing_to_ms)}"
+                    if self.advancing_to_ms is not None else "the clock is advancing") +
+                    f"; the write waited {patience_s:g} s and was not applied: retry")
             await asyncio.sleep(_WRITE_POLL_S)
 
     async def _run(self, wait: Wait) -> None:

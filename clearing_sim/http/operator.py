@@ -33,7 +33,7 @@ from clearing_sim.http import (
     timetravel,
     views,
 )
-from clearing_sim.http.clock import Clock
+from clearing_sim.http.clock import Clock, ClockAdvancing
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.http.surface import OperatorContext, OperatorRoute
 from clearing_sim.service import envelope
@@ -111,6 +111,9 @@ class OperatorSurface:
                 reply = await route.handler(ctx)
             return Response(reply.status, _JSON, encode_json(envelope.success(reply,
                                                                               command_id)))
+        except ClockAdvancing as error:  # a write that waited its bound: not applied
+            return Response(error.status, (*_JSON, *error.headers()),
+                            encode_json(envelope.failure(error, command_id)))
         except DomainError as error:
             return Response(error.status, _JSON, encode_json(envelope.failure(error,
                                                                               command_id)))
