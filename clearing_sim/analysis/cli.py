@@ -14,8 +14,7 @@ refused sweep has written nothing.
 from __future__ import annotations
 
 import shlex
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,6 +22,8 @@ import click
 
 from clearing_sim.analysis.driver import SetupRefused
 from clearing_sim.analysis.frames import FRAME_NAMES
+from clearing_sim.analysis.loader import load_workload
+from clearing_sim.analysis.progress import terminal_bar
 from clearing_sim.analysis.report import write_report
 from clearing_sim.analysis.resultfiles import ResultsFileError, read_plan
 from clearing_sim.analysis.runs import run_workload
@@ -82,9 +83,14 @@ def workload(file: Path, seed: int, out: Path | None, log_file: Path | None,
     if stream and log_file is None:
         raise click.UsageError("--stream writes the log to a file as the run goes: give --log")
     with _bad_input():
+        loaded = load_workload(file)
+    end_ms = loaded.horizon_ms + (loaded.drain_ms or 0)
+    describe = _workload_progress(loaded.horizon_ms)
+    with _bad_input(), terminal_bar("virtual time", end_ms, describe) as bar:
         # only what the figures need, unless the frames are written
-        run = run_workload(file, seed, frames=FRAME_NAMES if out is not None else (),
-                           log=log_file, stream=stream)
+        run = run_workload(loaded, seed, frames=FRAME_NAMES if out is not None else (),
+                           log=log_file, stream=stream,
+                           progress=None if bar is None else lambda now, n: bar(now, now, n))
     tx = run.transactions
     click.echo(f"workload {run.workload.name}  seed {seed}  transactions {len(tx)}  "
                f"records {run.records}  virtual end {run.end_ms / 3_600_000:.2f} h")
@@ -107,6 +113,14 @@ def workload(file: Path, seed: int, out: Path | None, log_file: Path | None,
     if log_file is not None:
         click.echo(f"event log written to {log_file}")
     click.echo(f"digest {run.digest}")
+
+
+def _workload_progress(horizon_ms: int) -> Callable[[int, int], str]:
+    def describe(now_ms: int, initiated: int) -> str:
+        return f"{now_ms / 3_600_000:.1f} h virtual (arrivals until " \
+               f"{horizon_ms / 3_600_000:.1f} h), " \
+               f"{initiated:,} transactions"
+    return describe
 
 
 def _resume_command(file: Path, seeds: tuple[int, ...] | None, workers: int,
@@ -135,10 +149,12 @@ def _resume_command(file: Path, seeds: tuple[int, ...] | None, workers: int,
               help="Run on the Dask scheduler at ADDRESS (e.g. tcp://10.0.0.5:8786) instead.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for the results; finished runs found there are not run again.")
-@click.option("--report", "with_report", is_flag=True,
-              help="Then write the HTML report too (as clearing-sim report OUT does).")
+@click.option("--report", "report_file", is_flag=False, flag_value="", default=None,
+              metavar="[FILE]", type=click.Path(dir_okay=True, path_type=str),
+              help="Then write the HTML report too (as clearing-sim report OUT does): to FILE, "
+                   "or OUT/report.html without one.")
 def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address: str | None,
-          out: Path, with_report: bool) -> None:
+          out: Path, report_file: str | None) -> None:
     """Run a sweep: every parameter set of FILE × every seed; results as Parquet in --out.
 
     Interrupted sweeps resume: Ctrl-C prints the command that carries on (the same one).
@@ -149,18 +165,18 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
       clearing-sim sweep notebooks/inputs/latency_sweep.yaml --seeds 0-99 --workers 2 \\
           --out results/latency
       clearing-sim report results/latency
-      clearing-sim sweep reports/baseline/sweep.yaml --out reports/baseline/results --report
+      clearing-sim sweep reports/baseline/sweep.yaml --out reports/baseline/results \\
+          --report reports/baseline.html
     """
     state = {"done": 0}
     if sigint_ignored():
         click.echo("note: Ctrl-C cannot stop this sweep (it was started in the background "
                    "without job control); `kill PID` stops it the same way, keeping the "
                    "finished runs and printing the command that resumes it", err=True)
-    with _bad_input(), term_as_interrupt(), click.progressbar(length=1, label="runs", show_pos=True,
-                                         file=sys.stderr) as bar:
+    with _bad_input(), term_as_interrupt(), terminal_bar("runs", 1) as bar:
         def progress(done: int, total: int) -> None:
-            bar.length = total
-            bar.update(done - state["done"])
+            if bar is not None:
+                bar(done, total=total)
             state["done"] = done
 
         try:
@@ -182,9 +198,9 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
                f"{len(result.seeds)} seed(s) = {len(result.runs)} runs; results in {out}")
     click.echo(f"  metrics.parquet ({len(result.metrics)} rows), runs.parquet, digests.csv, "
                "runs/<param_id>/seed-<seed>/")
-    if with_report:
+    if report_file is not None:
         with _bad_input():  # a kept frame of a run resumed, not read until now, may be damaged
-            path = write_report(out)
+            path = write_report(out, Path(report_file) if report_file else None)
         click.echo(f"report written to {path}")
     else:
         click.echo(f"report: clearing-sim report {out}")
@@ -193,7 +209,7 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
 @click.command()
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--out", "target", type=click.Path(dir_okay=False, path_type=Path),
-              help="The HTML file to write (default: reports/<sweep name>.html).")
+              help="The HTML file to write (default: FOLDER/report.html).")
 def report(folder: Path, target: Path | None) -> None:
     """Write a self-contained HTML report of the sweep results in FOLDER.
 

@@ -3,11 +3,12 @@
 Public names: ``REPLAY_ID``, ``build_report``, ``read_replay``, ``write_report``.
 
 ``write_report(DIR)`` reads a sweep's output folder (``load_results``) and writes one HTML
-file (default ``reports/<sweep>.html``) with everything inline — figures as PNG data URIs,
-no scripts or styles fetched from anywhere. It holds: the command, version, seeds and
-parameter sets that replay it; settlement latency percentiles by mode, parking rates by
-issuer and by cause, webhook delivery figures, each as mean and range over seeds; the four
-figures of ``plots``; every run's digest; and the sweep and workload files as they were.
+file (default ``DIR/report.html``, inside the results folder) with everything inline —
+figures as PNG data URIs, no scripts or styles fetched from anywhere. It holds: the command,
+version, seeds and parameter sets that replay it; settlement latency percentiles by mode,
+parking rates by issuer and by cause, webhook delivery figures, each as mean and range over
+seeds; the four figures of ``plots``; every run's digest; and the sweep and workload files as
+they were.
 
 Every fact on the page is about the runs in the results files (``runs.parquet``,
 ``metrics.parquet``), never the plan in ``sweep.json`` alone: when the sweep last started in
@@ -27,6 +28,7 @@ import html
 import io
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,8 @@ from clearing_sim.analysis.sweeps import SweepResult, load_results
 __all__ = ["REPLAY_ID", "build_report", "read_replay", "write_report"]
 
 REPLAY_ID = "clearing-sim-replay"
+#: The report's file name inside the results folder when no path is given.
+DEFAULT_NAME = "report.html"
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#1d2a33;line-height:1.45}
@@ -192,8 +196,14 @@ def _caveats(results: SweepResult) -> str:
     return "".join(f'<p class="note">{note}</p>' for note in notes)
 
 
-def build_report(results: SweepResult) -> str:
-    """The HTML page of a sweep's results."""
+def _report_command(meta: dict[str, Any], target: str | None) -> str:
+    words = ["clearing-sim", "report", str(meta.get("out") or "OUT")]
+    return shlex.join(words if target is None else [*words, "--out", target])
+
+
+def build_report(results: SweepResult, target: str | None = None) -> str:
+    """The HTML page of a sweep's results; ``target``, the path the page is written to when
+    one was given (the replay command names it), else the results folder's ``report.html``."""
     meta, summary = results.meta, _summary(results.metrics)
     esc = html.escape
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>"
@@ -204,8 +214,7 @@ def build_report(results: SweepResult) -> str:
              "<h2>Replay</h2><p>Every number on this page comes from the runs listed at the "
              "end; each run is one workload and one seed, and its event-log digest is its "
              "fingerprint. This command, with this version, reproduces them:</p>",
-             f"<pre>{esc(results.command)}\nclearing-sim report "
-             f"{esc(meta.get('out') or 'OUT')}</pre>",
+             f"<pre>{esc(results.command)}\n{esc(_report_command(meta, target))}</pre>",
              f"<p>clearing-sim <b>{esc(meta['version'])}</b> · sweep file "
              f"<code>{esc(meta['sweepFile'])}</code> · workload file "
              f"<code>{esc(meta['workloadFile'])}</code> · seeds "
@@ -244,12 +253,13 @@ def build_report(results: SweepResult) -> str:
 
 def write_report(out: str | Path, target: str | Path | None = None) -> Path:
     """Write the report of the sweep results in ``out``; its path (default
-    ``reports/<sweep>.html``, relative to the working folder). ``ResultsFileError`` names a
-    results file that cannot be used (nothing is written then)."""
+    ``out/report.html``: inside the results folder, never a tracked file elsewhere).
+    ``ResultsFileError`` names a results file that cannot be used (nothing is written)."""
     results = load_results(out)
-    path = Path(target) if target is not None else Path("reports") / f"{results.name}.html"
+    path = Path(target) if target is not None else Path(out) / DEFAULT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(build_report(results), encoding="utf-8")
+    path.write_text(build_report(results, None if target is None else str(target)),
+                    encoding="utf-8")
     return path
 
 

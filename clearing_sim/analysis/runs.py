@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pandas as pd  # type: ignore[import-untyped]
@@ -74,21 +74,24 @@ def _wanted(frames: Iterable[str]) -> tuple[str, ...]:
 
 def run_workload(workload: Workload | str | Path, seed: int = 0, *,
                  frames: Iterable[str] = FRAME_NAMES, log: str | Path | None = None,
-                 stream: bool = False) -> WorkloadRun:
+                 stream: bool = False,
+                 progress: Callable[[int, int], None] | None = None) -> WorkloadRun:
     """Run a workload (a ``Workload`` or a workload file) under ``seed``; its frames (those
     named, plus what the metrics need), metrics and digest. ``log`` writes the event log.
 
     ``stream`` (needs ``log``): the log goes to the file as the run goes and nothing of a
-    finished transaction stays in memory; the frames are then read back from the file."""
+    finished transaction stays in memory; the frames are then read back from the file.
+    ``progress(now_ms, initiated)``: called as the run goes (the virtual time reached, the
+    transactions initiated); the run, its log and digest are the same with or without it."""
     if not isinstance(workload, Workload):
         workload = load_workload(workload)
     if stream:
         assert log is not None, "a streamed run writes its log to a file: give log"
         with Path(log).open("wb") as out:  # the lines as hashed, not decoded and re-encoded
-            world = WorkloadDriver(workload, seed, log_sink=out).run()
+            world = WorkloadDriver(workload, seed, log_sink=out).run(progress)
         built = frames_from_jsonl(log, _wanted(frames))
     else:
-        world = WorkloadDriver(workload, seed).run()
+        world = WorkloadDriver(workload, seed).run(progress)
         if log is not None:
             with Path(log).open("w", encoding="utf-8") as out:
                 world.log.write_jsonl(out)

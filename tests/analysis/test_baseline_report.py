@@ -20,3 +20,16 @@ def test_regenerating_the_baseline_data_gives_the_same_digests() -> None:
     assert [p.param_id for p in plan.params] == [p["param_id"] for p in facts["params"]]
     rerun = sweep(plan)  # in memory: the committed results folder is not needed
     assert rerun.digests == {(r["param_id"], r["seed"]): r["digest"] for r in facts["runs"]}
+
+
+def test_every_documented_baseline_command_names_the_page_it_writes() -> None:
+    """Issue 29 §2: `--report` alone now writes inside the results folder; the committed
+    baseline's command names reports/baseline.html, wherever it is written down."""
+    documents = ["README.md", "docs/analysis.md", "reports/README.md",
+                 "reports/baseline/sweep.yaml"]
+    for name in documents:
+        lines = [line for line in (ROOT / name).read_text(encoding="utf-8").splitlines()
+                 if "clearing-sim sweep reports/baseline/sweep.yaml" in line]
+        assert lines, name
+        for line in lines:
+            assert line.rstrip().endswith("--report reports/baseline.html"), (name, line)

@@ -21,7 +21,8 @@ def test_the_report_is_self_contained_and_replayable(tiny_sweep: SweepResult, tm
     assert tiny_sweep.out is not None
     monkeypatch.chdir(tmp_path)
     path = write_report(tiny_sweep.out)
-    assert path == Path("reports") / "two-cases.html"  # the default: under reports/
+    assert path == tiny_sweep.out / "report.html"  # the default: inside the results folder
+    assert not (tmp_path / "reports").exists()
     page = path.read_text(encoding="utf-8")
     assert len(re.findall(r'<img alt="" src="data:image/png;base64,', page)) == 4
     assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from anywhere
