@@ -22,7 +22,14 @@ import click
 
 from clearing_sim.analysis.driver import SetupRefused
 from clearing_sim.analysis.frames import FRAME_NAMES
-from clearing_sim.analysis.loader import load_workload
+from clearing_sim.analysis.loader import load_workload, read_text
+from clearing_sim.analysis.manifest import (
+    MANIFEST_FILE,
+    input_file,
+    workload_manifest,
+    write_manifest,
+    write_parquet,
+)
 from clearing_sim.analysis.progress import terminal_bar
 from clearing_sim.analysis.report import write_report
 from clearing_sim.analysis.resultfiles import ResultsFileError, read_plan
@@ -107,12 +114,25 @@ def workload(file: Path, seed: int, out: Path | None, log_file: Path | None,
         click.echo(f"  Mode {mode}: {percentiles}  parked "
                    f"{values.get('parking_rate', float('nan')):.2%}")
     if out is not None:
-        run.frames.to_parquet(out)
-        run.metrics.to_parquet(out / "metrics.parquet", index=False)
-        click.echo(f"frames and metrics written to {out}")
+        manifest = workload_manifest(
+            input_file(file, read_text(file)), seed, run.digest, run.records, len(tx),
+            _workload_command(file, seed, out, log_file, stream))
+        run.frames.to_parquet(out, manifest)
+        write_parquet(run.metrics, out / "metrics.parquet", manifest)
+        write_manifest(out / MANIFEST_FILE, manifest)
+        click.echo(f"frames, metrics and {MANIFEST_FILE} written to {out}")
     if log_file is not None:
         click.echo(f"event log written to {log_file}")
     click.echo(f"digest {run.digest}")
+
+
+def _workload_command(file: Path, seed: int, out: Path, log_file: Path | None,
+                      stream: bool) -> str:
+    """The command that makes a workload run's outputs again, as it was given."""
+    words = ["clearing-sim", "workload", str(file), "--seed", str(seed), "--out", str(out)]
+    if log_file is not None:
+        words += ["--log", str(log_file), *(["--stream"] if stream else [])]
+    return shlex.join(words)
 
 
 def _workload_progress(horizon_ms: int) -> Callable[[int, int], str]:
@@ -226,5 +246,9 @@ def report(folder: Path, target: Path | None) -> None:
             raise click.BadParameter(f"the sweep started in {folder} has not finished; resume "
                                      f"it with: {read_plan(folder)['command']}",
                                      param_hint="FOLDER")
+        if not (folder / MANIFEST_FILE).exists():
+            click.echo(f"warning: {folder} holds results written before manifests existed "
+                       f"(no {MANIFEST_FILE}): their versions and inputs cannot be checked",
+                       err=True)
         path = write_report(folder, target)
     click.echo(f"report written to {path}")

@@ -212,6 +212,24 @@ def _report_command(meta: dict[str, Any], target: str | None) -> str:
     return shlex.join(words if target is None else [*words, "--out", target])
 
 
+def _footer(manifest: dict[str, Any] | None) -> str:
+    """The results' manifest (version, inputs and their sha256, seeds, digests, record
+    counts, command), or a note that they have none."""
+    if manifest is None:
+        return ("<footer><h2>Manifest</h2><p class=\"note\">None: these results were written "
+                "before clearing-sim recorded manifests, so their versions and inputs were not "
+                "checked.</p></footer>")
+    inputs = " · ".join(f"{html.escape(name)} <code>{html.escape(item['file'])}</code> sha256 "
+                        f"<code>{html.escape(item['sha256'])}</code>"
+                        for name, item in manifest["inputs"].items())
+    return (f"<footer><h2>Manifest</h2><p>clearing-sim {html.escape(manifest['version'])} · "
+            f"{inputs} · {len(manifest['runs'])} runs, {manifest['records']:,} log records. "
+            "The same manifest is in <code>manifest.json</code> and in the metadata of the "
+            "results' Parquet files.</p>"
+            f"<pre>{html.escape(json.dumps(manifest, indent=1, ensure_ascii=False))}</pre>"
+            "</footer>")
+
+
 def build_report(results: SweepResult, target: str | None = None) -> str:
     """The HTML page of a sweep's results; ``target``, the path the page is written to when
     one was given (the replay command names it), else the results folder's ``report.html``."""
@@ -255,6 +273,7 @@ def build_report(results: SweepResult, target: str | None = None) -> str:
     parts += ["<h2>Runs and their digests</h2>", _table(runs_table(results.runs)),
               "<h2>Inputs</h2><h3>Sweep file</h3>", f"<pre>{esc(meta['sweepText'])}</pre>",
               "<h3>Workload file</h3>", f"<pre>{esc(meta['workloadText'])}</pre>",
+              _footer(results.manifest),
               f'<script type="application/json" id="{REPLAY_ID}">'
               + json.dumps(_replay(results), indent=1).replace("</", "<\\/") + "</script>",
               "</body></html>\n"]
