@@ -14,6 +14,7 @@ refused sweep has written nothing.
 from __future__ import annotations
 
 import shlex
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from clearing_sim.analysis.frames import FRAME_NAMES
 from clearing_sim.analysis.loader import load_workload, read_text
 from clearing_sim.analysis.manifest import (
     MANIFEST_FILE,
+    ManifestMissing,
     input_file,
     workload_manifest,
     write_manifest,
@@ -246,9 +248,13 @@ def report(folder: Path, target: Path | None) -> None:
             raise click.BadParameter(f"the sweep started in {folder} has not finished; resume "
                                      f"it with: {read_plan(folder)['command']}",
                                      param_hint="FOLDER")
-        if not (folder / MANIFEST_FILE).exists():
-            click.echo(f"warning: {folder} holds results written before manifests existed "
-                       f"(no {MANIFEST_FILE}): their versions and inputs cannot be checked",
-                       err=True)
-        path = write_report(folder, target)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ManifestMissing)
+            path = write_report(folder, target)
+        for warning in caught:
+            if issubclass(warning.category, ManifestMissing):
+                click.echo(f"warning: {warning.message}", err=True)
+            else:  # not ours: as Python would have shown it
+                warnings.showwarning(warning.message, warning.category, warning.filename,
+                                     warning.lineno)
     click.echo(f"report written to {path}")

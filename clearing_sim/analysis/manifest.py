@@ -1,6 +1,7 @@
 """Every output's manifest: what made it, so that it can be checked and made again.
 
-Public names: ``MANIFEST_FILE``, ``MANIFEST_KEY``, ``ManifestConflict``, ``check_results``,
+Public names: ``MANIFEST_FILE``, ``MANIFEST_KEY``, ``ManifestConflict``, ``ManifestMissing``,
+``check_results``,
 ``input_file``, ``read_parquet_manifest``, ``run_manifest``, ``sweep_manifest``,
 ``workload_manifest``, ``write_manifest``, ``write_parquet``.
 
@@ -19,14 +20,16 @@ wall-clock time, no host name, no path the user did not write. It is written
 ``check_results(folder, runs)`` is what ``clearing-sim report`` asks before writing a page:
 ``ManifestConflict`` (exit 2) when the results' manifests name different versions or input
 files (a ``metrics.parquet`` copied from another sweep, a run of another version or of
-another workload file); ``None`` for results written before manifests existed (the report
-warns and goes on).
+another workload file); ``None`` for results written before manifests existed, a
+``ManifestMissing`` warning (``clearing-sim report`` prints it and goes on), as are runs of a
+resumed sweep finished before manifests existed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,8 @@ from pyarrow import ArrowException
 import clearing_sim
 from clearing_sim.analysis.resultfiles import ResultsFileError, read_json_object
 
-__all__ = ["MANIFEST_FILE", "MANIFEST_KEY", "ManifestConflict", "check_results", "input_file",
+__all__ = ["MANIFEST_FILE", "MANIFEST_KEY", "ManifestConflict", "ManifestMissing",
+           "check_results", "input_file",
            "read_parquet_manifest", "run_manifest", "sweep_manifest", "workload_manifest",
            "write_manifest", "write_parquet"]
 
@@ -49,6 +53,11 @@ FORMAT = 1
 
 class ManifestConflict(ResultsFileError):
     """The results' manifests name different versions or inputs: one report would mix them."""
+
+
+class ManifestMissing(UserWarning):
+    """Results, or some of their runs, were written before manifests existed: read, but
+    their versions and inputs cannot be checked."""
 
 
 def input_file(path: str | Path, text: str) -> dict[str, str]:
@@ -142,9 +151,14 @@ def _differ(first: tuple[Path, dict[str, Any]], other: tuple[Path, dict[str, Any
 def check_results(folder: Path, run_folders: list[Path]) -> dict[str, Any] | None:
     """The sweep manifest of the results in ``folder`` once every manifest there agrees on
     the version and inputs (``ManifestConflict`` names the first that does not); None when
-    the results have no ``manifest.json`` (written before manifests existed)."""
+    the results have no ``manifest.json`` (written before manifests existed). Either, and
+    runs without a manifest (finished before manifests existed, then resumed), are a
+    ``ManifestMissing`` warning."""
     path = folder / MANIFEST_FILE
     if not path.exists():
+        warnings.warn(f"{folder} holds results written before manifests existed (no "
+                      f"{MANIFEST_FILE}): their versions and inputs cannot be checked",
+                      ManifestMissing, stacklevel=2)
         return None
     manifest = read_json_object(path)
     first = (path, manifest)
@@ -154,11 +168,18 @@ def check_results(folder: Path, run_folders: list[Path]) -> dict[str, Any] | Non
             raise ManifestConflict(folder / name, f"has no manifest, but {path} does: the "
                                    "results were written by two versions")
         _differ(first, (folder / name, found), ("sweep", "workload"))
+    unchecked = 0
     for run in run_folders:
         info = read_json_object(run / "run.json")
         found = info.get("manifest")
+        if found is None:
+            unchecked += 1
+            continue
         if not isinstance(found, dict):
-            raise ManifestConflict(run / "run.json", f"has no manifest, but {path} does: "
-                                   "the runs were written by two versions")
+            raise ResultsFileError(run / "run.json", "expected an object", "manifest")
         _differ(first, (run / "run.json", found), ("workload",))
+    if unchecked:
+        warnings.warn(f"{unchecked} of the {len(run_folders)} runs in {folder} were written "
+                      "before manifests existed: their versions and inputs cannot be checked",
+                      ManifestMissing, stacklevel=2)
     return manifest

@@ -136,3 +136,15 @@ def test_report_warns_on_results_without_a_manifest_and_goes_on(results: Path) -
     assert "warning: " in done.output and "written before manifests existed" in done.output
     assert "None: these results were written before" in \
         (results / "report.html").read_text(encoding="utf-8")
+
+
+def test_report_warns_on_runs_finished_before_manifests_existed(results: Path) -> None:
+    """A sweep finished with the same version before manifests existed, then resumed: its
+    old runs have none. Read with a warning, not refused (same version, nothing to compare)."""
+    run = next(results.glob("runs/*/seed-*/run.json"))
+    info = json.loads(run.read_text())
+    del info["manifest"]
+    run.write_text(json.dumps(info))
+    done = CliRunner().invoke(report, [str(results)])
+    assert done.exit_code == 0, done.output
+    assert f"warning: 1 of the 4 runs in {results} were written before manifests" in done.output
