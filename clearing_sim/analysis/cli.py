@@ -6,9 +6,11 @@ Each command decodes its arguments, calls one function of this package, prints. 
 group (``clearing_sim.cli``) imports this module only when one of these commands is invoked.
 Bad input — a workload or sweep file with problems, malformed ``--seeds``, an output folder of
 another version or with a damaged file, a Dask scheduler that cannot be reached, a set-up the
-API refuses — prints what is wrong (``path:line:col: field: message`` for input files,
-``FOLDER/FILE: field: message`` for results) and exits with code 2, never a traceback; a
-refused sweep has written nothing.
+API refuses, results whose manifests mix versions or inputs — prints what is wrong
+(``path:line:col: field: message`` for input files, ``FOLDER/FILE: field: message`` for
+results) and exits with code 2, never a traceback; a refused sweep has written nothing.
+Progress bars go to stderr on a terminal only (``progress``): piped, stdout holds the results
+alone. A report goes inside the results folder unless a path is given.
 """
 
 from __future__ import annotations

@@ -1,14 +1,17 @@
 """A sweep's results as one self-contained HTML page: key tables, figures, and how to replay.
 
-Public names: ``REPLAY_ID``, ``build_report``, ``read_replay``, ``write_report``.
+Public names: ``DEFAULT_NAME``, ``REPLAY_ID``, ``build_report``, ``read_replay``,
+``report_figures``, ``write_report``.
 
-``write_report(DIR)`` reads a sweep's output folder (``load_results``) and writes one HTML
-file (default ``DIR/report.html``, inside the results folder) with everything inline —
-figures as PNG data URIs, no scripts or styles fetched from anywhere. It holds: the command,
-version, seeds and parameter sets that replay it; settlement latency percentiles by mode,
-parking rates by issuer and by cause, webhook delivery figures, each as mean and range over
-seeds; the four figures of ``plots``; every run's digest; and the sweep and workload files as
-they were.
+``write_report(DIR)`` reads a sweep's output folder (``load_results``, which checks the
+results' manifests) and writes one HTML file (default ``DIR/report.html``, inside the results
+folder) with everything inline — figures as PNG data URIs, no scripts or styles fetched from
+anywhere. It holds: the command, version, seeds and parameter sets that replay it;
+settlement latency percentiles by mode, parking rates by issuer and by cause, webhook
+delivery figures, each a parameter set's mean over its seeds with its 95 % t-interval, in
+human labels and units (``report_tables``); the figures of ``plots`` (``report_figures``),
+each captioned with what it shows and from which runs; every run's digest; the sweep and
+workload files as they were; and the results' manifest in the footer.
 
 Every fact on the page is about the runs in the results files (``runs.parquet``,
 ``metrics.parquet``), never the plan in ``sweep.json`` alone: when the sweep last started in
@@ -48,7 +51,8 @@ from clearing_sim.analysis.resultfiles import ResultsFileMissing
 from clearing_sim.analysis.sweepfile import format_seeds
 from clearing_sim.analysis.sweeps import SweepResult, load_results
 
-__all__ = ["REPLAY_ID", "build_report", "read_replay", "report_figures", "write_report"]
+__all__ = ["DEFAULT_NAME", "REPLAY_ID", "build_report", "read_replay", "report_figures",
+           "write_report"]
 
 REPLAY_ID = "clearing-sim-replay"
 #: The report's file name inside the results folder when no path is given.
