@@ -270,6 +270,8 @@ def build_report(results: SweepResult, target: str | None = None) -> str:
                                              "delivery_latency_p99_s"], ["subscription"])),
              "<h3>Disabled subscriptions</h3>",
              _table(interval_table(summary, ["subscriptions_disabled"])),
+             "<h3>Time to disable</h3><p class=\"note\">From the first failure of the streak "
+             "to the disable, disabled subscriptions only.</p>",
              _table(interval_table(summary, ["time_to_disable_h"], ["subscription"])),
              "<h2>Figures</h2>"]
     parts += [f"<figure>{_png(figure)}<figcaption>{esc(caption)}</figcaption></figure>"
