@@ -111,9 +111,10 @@ def _runs_phrase(results: SweepResult, labels: Sequence[str] | None = None) -> s
     runs = results.runs if labels is None else \
         results.runs[results.runs["param_label"].isin(list(labels))]
     sets = runs["param_id"].nunique()
-    seeds = format_seeds(tuple(dict.fromkeys(int(s) for s in runs["seed"])))
+    seeds = tuple(dict.fromkeys(int(s) for s in runs["seed"]))
     return (f"the {len(runs)} run{'s' if len(runs) != 1 else ''} ({sets} parameter "
-            f"set{'s' if sets != 1 else ''} × seeds {seeds})")
+            f"set{'s' if sets != 1 else ''} × seed{'s' if len(seeds) != 1 else ''} "
+            f"{format_seeds(seeds)})")
 
 
 def report_figures(results: SweepResult) -> list[tuple[str, Figure]]:
