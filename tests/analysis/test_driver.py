@@ -113,3 +113,12 @@ def test_a_run_reporting_progress_is_the_same_run(tiny_run: WorkloadRun) -> None
     run = run_workload(TINY, seed=0, progress=lambda now, n: seen.append((now, n)))
     assert run.digest == tiny_run.digest and run.end_ms == tiny_run.end_ms
     assert seen and seen == sorted(seen) and seen[-1] == (run.end_ms, len(run.transactions))
+
+
+def test_a_streamed_run_reporting_progress_is_the_same_run(tiny_run: WorkloadRun,
+                                                           tmp_path: Path) -> None:
+    """`workload --stream` on a terminal reports through the same hook: same log, digest."""
+    seen: list[tuple[int, int]] = []
+    run = run_workload(TINY, seed=0, log=tmp_path / "log.jsonl", stream=True,
+                       progress=lambda now, n: seen.append((now, n)))
+    assert run.digest == tiny_run.digest and seen[-1][0] == run.end_ms
