@@ -82,4 +82,16 @@ def test_the_notebooks_commands_name_the_folders_the_notebooks_read() -> None:
         results = re.search(r'"CLEARING_SIM_RESULTS", "([^"]+)"', text)
         assert results is not None
         outs = re.findall(r"--out (\S+)", text) + re.findall(r"clearing-sim report (\S+)", text)
-        assert outs and set(outs) == {f"notebooks/{results.group(1)}"}, (name, outs)
+        assert outs and set(outs) == {results.group(1)}, (name, outs)
+
+
+def test_the_readme_executes_notebooks_into_an_ignored_folder_not_in_place() -> None:
+    """Issue 29 §2: `nbconvert --execute --inplace` dirtied a tracked notebook with its
+    outputs; the executed copy goes to a folder git ignores."""
+    commands = [line for line in README.read_text().splitlines() if "nbconvert --" in line]
+    assert commands and all("--inplace" not in line for line in commands), commands
+    ignored = {line.strip().rstrip("/") for line in (ROOT / ".gitignore").read_text().splitlines()}
+    for line in commands:
+        folder = re.search(r"--output-dir (\S+)", line)
+        assert folder is not None, line
+        assert folder.group(1).split("/")[0] in ignored, line

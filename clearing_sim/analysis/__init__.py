@@ -11,8 +11,11 @@ workload``, ``sweep(file, seeds, workers=, dask=, out=)`` is ``clearing-sim swee
 ``write_report(folder)`` is ``clearing-sim report``. Modules: ``model`` and ``loader``
 (workload files), ``driver`` (the world and its arrival processes), ``frames`` (event log →
 frames), ``metrics``, ``runs`` (one run), ``sweepfile`` and ``sweeps`` (many runs),
-``resultfiles`` (a sweep's output folder read back, every file checked), ``executors`` (local
-processes or Dask), ``plots``, ``report``, ``cli``. Formats:
+``resultfiles`` (a sweep's output folder read back, every file checked), ``manifest`` (what
+made each output, written into it and checked by ``report``), ``executors`` (local processes
+or Dask), ``plots`` (with ``waterfall`` and ``figurekit``), ``report`` (with
+``report_tables``, ``presentation`` and ``spread``: labels, units, significant figures, 95 %
+t-intervals over seeds), ``progress`` (bars on a terminal only), ``cli``. Formats:
 docs/workloads.md; frames, metrics, sweeps and reports: docs/analysis.md.
 """
 

@@ -6,16 +6,18 @@ Each command decodes its arguments, calls one function of this package, prints. 
 group (``clearing_sim.cli``) imports this module only when one of these commands is invoked.
 Bad input — a workload or sweep file with problems, malformed ``--seeds``, an output folder of
 another version or with a damaged file, a Dask scheduler that cannot be reached, a set-up the
-API refuses — prints what is wrong (``path:line:col: field: message`` for input files,
-``FOLDER/FILE: field: message`` for results) and exits with code 2, never a traceback; a
-refused sweep has written nothing.
+API refuses, results whose manifests mix versions or inputs — prints what is wrong
+(``path:line:col: field: message`` for input files, ``FOLDER/FILE: field: message`` for
+results) and exits with code 2, never a traceback; a refused sweep has written nothing.
+Progress bars go to stderr on a terminal only (``progress``): piped, stdout holds the results
+alone. A report goes inside the results folder unless a path is given.
 """
 
 from __future__ import annotations
 
 import shlex
-import sys
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,16 @@ from clearing_sim.analysis.gatecheck import (
     sweep_gates,
     workload_gates,
 )
-from clearing_sim.analysis.loader import load_workload
+from clearing_sim.analysis.loader import load_workload, read_text
+from clearing_sim.analysis.manifest import (
+    MANIFEST_FILE,
+    ManifestMissing,
+    input_file,
+    workload_manifest,
+    write_manifest,
+    write_parquet,
+)
+from clearing_sim.analysis.progress import terminal_bar
 from clearing_sim.analysis.promote import (
     DEFAULT_TOLERANCE,
     PromoteRefused,
@@ -114,10 +125,14 @@ def workload(file: Path, seed: int | None, out: Path | None, log_file: Path | No
     with _bad_input():
         loaded = load_workload(file)
         gates = workload_gates(loaded)  # a bad gate stops before the run
-        seed = loaded.data.get("seed", 0) if seed is None else seed
+    seed = loaded.data.get("seed", 0) if seed is None else seed
+    end_ms = loaded.horizon_ms + (loaded.drain_ms or 0)
+    describe = _workload_progress(loaded.horizon_ms)
+    with _bad_input(), terminal_bar("virtual time", end_ms, describe) as bar:
         # only what the figures need, unless the frames are written
         run = run_workload(loaded, seed, frames=FRAME_NAMES if out is not None else (),
-                           log=log_file, stream=stream)
+                           log=log_file, stream=stream,
+                           progress=None if bar is None else lambda now, n: bar(now, now, n))
     tx = run.transactions
     click.echo(f"workload {run.workload.name}  seed {seed}  transactions {len(tx)}  "
                f"records {run.records}  virtual end {run.end_ms / 3_600_000:.2f} h")
@@ -134,13 +149,34 @@ def workload(file: Path, seed: int | None, out: Path | None, log_file: Path | No
         click.echo(f"  Mode {mode}: {percentiles}  parked "
                    f"{values.get('parking_rate', float('nan')):.2%}")
     if out is not None:
-        run.frames.to_parquet(out)
-        run.metrics.to_parquet(out / "metrics.parquet", index=False)
-        click.echo(f"frames and metrics written to {out}")
+        manifest = workload_manifest(
+            input_file(file, read_text(file)), seed, run.digest, run.records, len(tx),
+            _workload_command(file, seed, out, log_file, stream))
+        run.frames.to_parquet(out, manifest)
+        write_parquet(run.metrics, out / "metrics.parquet", manifest)
+        write_manifest(out / MANIFEST_FILE, manifest)
+        click.echo(f"frames, metrics and {MANIFEST_FILE} written to {out}")
     if log_file is not None:
         click.echo(f"event log written to {log_file}")
     click.echo(f"digest {run.digest}")
     _gates_end(check_workload(gates, run.metrics, seed, loaded), junit)
+
+
+def _workload_command(file: Path, seed: int, out: Path, log_file: Path | None,
+                      stream: bool) -> str:
+    """The command that makes a workload run's outputs again, as it was given."""
+    words = ["clearing-sim", "workload", str(file), "--seed", str(seed), "--out", str(out)]
+    if log_file is not None:
+        words += ["--log", str(log_file), *(["--stream"] if stream else [])]
+    return shlex.join(words)
+
+
+def _workload_progress(horizon_ms: int) -> Callable[[int, int], str]:
+    def describe(now_ms: int, initiated: int) -> str:
+        return f"{now_ms / 3_600_000:.1f} h virtual (arrivals until " \
+               f"{horizon_ms / 3_600_000:.1f} h), " \
+               f"{initiated:,} transactions"
+    return describe
 
 
 def _resume_command(file: Path, seeds: tuple[int, ...] | None, workers: int,
@@ -190,11 +226,13 @@ class _SweepCommand(click.Command):
               help="Run on the Dask scheduler at ADDRESS (e.g. tcp://10.0.0.5:8786) instead.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for the results; finished runs found there are not run again.")
-@click.option("--report", "with_report", is_flag=True,
-              help="Then write the HTML report too (as clearing-sim report OUT does).")
+@click.option("--report", "report_file", is_flag=False, flag_value="", default=None,
+              metavar="[FILE]", type=click.Path(dir_okay=True, path_type=str),
+              help="Then write the HTML report too (as clearing-sim report OUT does): to FILE, "
+                   "or OUT/report.html without one.")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help=_JUNIT_HELP)
 def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address: str | None,
-          out: Path, with_report: bool, junit: Path | None) -> None:
+          out: Path, report_file: str | None, junit: Path | None) -> None:
     """Run a sweep: every parameter set of FILE × every seed; results as Parquet in --out.
 
     Interrupted sweeps resume: Ctrl-C prints the command that carries on (the same one).
@@ -205,7 +243,8 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
       clearing-sim sweep notebooks/inputs/latency_sweep.yaml --seeds 0-99 --workers 2 \\
           --out results/latency
       clearing-sim report results/latency
-      clearing-sim sweep reports/baseline/sweep.yaml --out reports/baseline/results --report
+      clearing-sim sweep reports/baseline/sweep.yaml --out reports/baseline/results \\
+          --report reports/baseline.html
 
     The file's gates are checked on the results: a missed gate exits 1. One cell of the
     results becomes a workload file with its figures pinned as gates with
@@ -219,11 +258,10 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
         click.echo("note: Ctrl-C cannot stop this sweep (it was started in the background "
                    "without job control); `kill PID` stops it the same way, keeping the "
                    "finished runs and printing the command that resumes it", err=True)
-    with _bad_input(), term_as_interrupt(), click.progressbar(length=1, label="runs", show_pos=True,
-                                         file=sys.stderr) as bar:
+    with _bad_input(), term_as_interrupt(), terminal_bar("runs", 1) as bar:
         def progress(done: int, total: int) -> None:
-            bar.length = total
-            bar.update(done - state["done"])
+            if bar is not None:
+                bar(done, total=total)
             state["done"] = done
 
         try:
@@ -245,9 +283,9 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
                f"{len(result.seeds)} seed(s) = {len(result.runs)} runs; results in {out}")
     click.echo(f"  metrics.parquet ({len(result.metrics)} rows), runs.parquet, digests.csv, "
                "runs/<param_id>/seed-<seed>/")
-    if with_report:
+    if report_file is not None:
         with _bad_input():  # a kept frame of a run resumed, not read until now, may be damaged
-            path = write_report(out)
+            path = write_report(out, Path(report_file) if report_file else None)
         click.echo(f"report written to {path}")
     else:
         click.echo(f"report: clearing-sim report {out}")
@@ -297,7 +335,7 @@ def promote_command(results: Path, param_id: str, seed: int, tolerance: str,
 @click.command()
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--out", "target", type=click.Path(dir_okay=False, path_type=Path),
-              help="The HTML file to write (default: reports/<sweep name>.html).")
+              help="The HTML file to write (default: FOLDER/report.html).")
 def report(folder: Path, target: Path | None) -> None:
     """Write a self-contained HTML report of the sweep results in FOLDER.
 
@@ -314,5 +352,13 @@ def report(folder: Path, target: Path | None) -> None:
             raise click.BadParameter(f"the sweep started in {folder} has not finished; resume "
                                      f"it with: {read_plan(folder)['command']}",
                                      param_hint="FOLDER")
-        path = write_report(folder, target)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ManifestMissing)
+            path = write_report(folder, target)
+        for warning in caught:
+            if issubclass(warning.category, ManifestMissing):
+                click.echo(f"warning: {warning.message}", err=True)
+            else:  # not ours: as Python would have shown it
+                warnings.showwarning(warning.message, warning.category, warning.filename,
+                                     warning.lineno)
     click.echo(f"report written to {path}")

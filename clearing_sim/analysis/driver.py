@@ -25,7 +25,8 @@ accepted initiation: the transaction id, member, use case, assets, issuers, amou
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import math
+from collections.abc import Callable, Generator
 from itertools import accumulate
 from typing import IO, Any
 
@@ -36,6 +37,7 @@ from clearing_sim.domain.jsontext import ordered_encoder
 from clearing_sim.domain.money import Asset
 from clearing_sim.service.api import ServiceAPI
 from clearing_sim.service.messages import Request, Response
+from clearing_sim.sim.collector import paced_collector
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.receivers import ReceiverBehaviour
 from clearing_sim.sim.streams import Streams
@@ -47,6 +49,8 @@ Proc = Generator[simpy.Event, Any, None]
 #: ``encode_json`` (the API's request encoding) for values without floats, by msgspec
 _json = ordered_encoder()
 _MS_PER_HOUR = 3_600_000
+#: How many events a run reporting its progress runs between two reports.
+_EVENTS_PER_REPORT = 5_000
 
 
 class SetupRefused(Exception):
@@ -173,12 +177,39 @@ class WorkloadDriver:
             if member.arrivals.peak_per_hour > 0:
                 self.world.env.process(self._arrivals(member))
 
-    def run(self) -> World:
-        """Start, run the arrivals to the horizon, then drain (``drain`` or until idle)."""
+    def run(self, progress: Callable[[int, int], None] | None = None) -> World:
+        """Start, run the arrivals to the horizon, then drain (``drain`` or until idle).
+        ``progress(now_ms, initiated)`` is called every few thousand events."""
         self.start()
         w = self.workload
-        self.world.run_all(None if w.drain_ms is None else w.horizon_ms + w.drain_ms)
+        limit = None if w.drain_ms is None else w.horizon_ms + w.drain_ms
+        if progress is None:
+            self.world.run_all(limit)
+        else:
+            self._run_reporting(limit, progress)
         return self.world
+
+    def _run_reporting(self, limit_ms: int | None,
+                       progress: Callable[[int, int], None]) -> None:
+        """``World.run_all(limit_ms)``, pausing every ``_EVENTS_PER_REPORT`` events to report:
+        the same events in the same order, so the same log and digest."""
+        env = self.world.env
+        end = math.inf if limit_ms is None else limit_ms
+
+        def due() -> bool:  # an event is scheduled (peek: inf when none) up to the end
+            at = env.peek()
+            return at != math.inf and at <= end
+
+        with paced_collector():
+            while due():
+                for _ in range(_EVENTS_PER_REPORT):
+                    if not due():
+                        break
+                    env.step()
+                progress(self.world.now_ms, self.initiated)
+        if limit_ms is not None:
+            self.world.run_until(limit_ms)
+        progress(self.world.now_ms, self.initiated)
 
     # arrivals -----------------------------------------------------------------------------
     def _arrivals(self, member: MemberLoad) -> Proc:

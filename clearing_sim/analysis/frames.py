@@ -139,12 +139,19 @@ class Frames:
     def names(self) -> tuple[str, ...]:
         return tuple(self.tables)
 
-    def to_parquet(self, folder: str | Path) -> None:
-        """One ``<frame>.parquet`` per frame in ``folder`` (created if needed)."""
+    def to_parquet(self, folder: str | Path, manifest: dict[str, Any] | None = None) -> None:
+        """One ``<frame>.parquet`` per frame in ``folder`` (created if needed), with
+        ``manifest`` in each file's metadata when given (``manifest.write_parquet``)."""
+        # here, not at the top: reading a log into frames imports no Parquet writer
+        from clearing_sim.analysis.manifest import write_parquet
+
         target = Path(folder)
         target.mkdir(parents=True, exist_ok=True)
         for name, frame in self.tables.items():
-            frame.to_parquet(target / f"{name}.parquet", index=False)
+            if manifest is None:
+                frame.to_parquet(target / f"{name}.parquet", index=False)
+            else:
+                write_parquet(frame, target / f"{name}.parquet", manifest)
 
     @classmethod
     def read_parquet(cls, folder: str | Path) -> Frames:

@@ -1,24 +1,25 @@
 """matplotlib figures of frames and metrics; each function answers a new ``Figure``.
 
 Public names: ``attempts_histogram``, ``attempts_histograms``, ``latency_cdf``,
-``parking_by_issuer``, ``waterfall``.
+``latency_spread``, ``parking_by_issuer``, ``waterfall``.
 
 - ``latency_cdf(transactions, by="mode", order=cases)``: the empirical CDF of settlement
-  latency (seconds, log scale) per group, with its p50, p95 and p99 in a legend below the
-  axes, in the sweep's case order.
+  latency (log scale, ticked in human durations) per group, with its n, p50, p95 and p99 in a
+  legend below the axes, one entry a line, in the sweep's case order.
+- ``latency_spread(metrics)``: a settlement latency percentile per parameter set and mode:
+  the mean over the set's seeds with its 95 % t-interval (``spread``), "1 seed" where a set
+  has one.
 - ``parking_by_issuer(metrics)``: the parking rate per issuer, one bar per parameter set at
-  the mean over seeds, a whisker over the seeds' range, and each seed as a dot.
+  the mean over seeds, a whisker over its 95 % t-interval, and each seed as a dot.
 - ``attempts_histogram(deliveries)``: deliveries by number of attempts, stacked by outcome;
   ``attempts_histograms(deliveries, order=cases)`` the same, one panel per case.
-- ``waterfall(saga_steps, transaction_id, …)``: one transaction's timeline: each saga step
-  that ran as a bar from when it became current to when it ended (a step never reached is
-  left out), its lifecycle (received, in flight, parked with its cause, terminal), the issuer
-  instruction statuses and the webhook attempts as marks on rows of their own, coloured by
-  what they mean (a legend below), their labels stacked so that none overlaps; the title
-  names its use case, mode and status.
+- ``waterfall(saga_steps, transaction_id, …)``: one transaction's timeline (``waterfall``).
 
-Figures are built with the object API (``matplotlib.figure.Figure``), not ``pyplot``: no global
-state, nothing shown, safe in worker processes; a notebook displays a returned figure.
+Every figure has a title and axis labels with their units, and is as wide as its legends
+(``figurekit.fit_legends``): no legend, title or tick label reaches outside it
+(tests/analysis/test_figure_extents.py). Figures are built with the object API
+(``matplotlib.figure.Figure``), not ``pyplot``: no global state, nothing shown, safe in
+worker processes; a notebook displays a returned figure.
 """
 
 from __future__ import annotations
@@ -29,24 +30,22 @@ from typing import Any
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import PercentFormatter
 
-__all__ = ["attempts_histogram", "attempts_histograms", "latency_cdf", "parking_by_issuer",
-           "waterfall"]
+from clearing_sim.analysis.figurekit import fit_legends, human_duration_axis, new_figure
+from clearing_sim.analysis.metrics import across_seeds
+from clearing_sim.analysis.presentation import duration_unit, format_duration, metric_label
+from clearing_sim.analysis.spread import with_intervals
+from clearing_sim.analysis.waterfall import waterfall
+
+__all__ = ["attempts_histogram", "attempts_histograms", "latency_cdf", "latency_spread",
+           "parking_by_issuer", "waterfall"]
 
 _OUTCOME_COLOURS = {"delivered": "#2a9d8f", "failed": "#e76f51", "dropped": "#8d99ae",
                     "pending": "#e9c46a"}
-_STEP_COLOURS = {"done": "#2a9d8f", "cancelled": "#8d99ae", "current": "#e76f51"}
 _STYLES = ("-", "--", ":", "-.")
-
-
-def _figure(width: float = 7.0, height: float = 4.2) -> tuple[Figure, Axes]:
-    figure = Figure(figsize=(width, height), layout="constrained")
-    return figure, figure.add_subplot()
 
 
 def _label(names: Sequence[str], values: Any) -> str:
@@ -80,14 +79,14 @@ def latency_cdf(transactions: pd.DataFrame, by: str | Sequence[str] = "mode",
                 order: Sequence[Any] | None = None) -> Figure:
     """Empirical CDF of ``settlement_latency_s`` of settled transactions, one line per group;
     with several keys the last picks the colour and the others the line style. The legend
-    sits below the axes, off the curves, in ``order`` of the first key (a sweep's case
-    order; default: sorted), then by mode."""
+    sits below the axes, off the curves, one entry a line, in ``order`` of the first key (a
+    sweep's case order; default: sorted), then by mode; the figure is as wide as it."""
     keys = [by] if isinstance(by, str) else list(by)
     settled = transactions[transactions["lifecycle_status"] == "settled"]
     groups = sorted(((values, group) for values, group in
                      settled.groupby(keys, sort=False, dropna=False, observed=True)),
                     key=_group_key(keys, order))
-    figure, ax = _figure(8.0, 4.4 + 0.2 * len(groups))
+    figure, ax = new_figure(8.0, 4.4 + 0.22 * len(groups))
     colours: dict[Any, int] = {}
     styles: dict[Any, int] = {}
     for values, group in groups:
@@ -98,60 +97,114 @@ def latency_cdf(transactions: pd.DataFrame, by: str | Sequence[str] = "mode",
         colour = colours.setdefault(labels[-1], len(colours))
         style = styles.setdefault(labels[:-1], len(styles))
         share = np.arange(1, len(latency) + 1) / len(latency)
-        p50, p95, p99 = np.percentile(latency, (50, 95, 99))
+        quantiles = np.percentile(latency, (50, 95, 99))
+        unit = duration_unit(quantiles)
+        p50, p95, p99 = (format_duration(q, unit) for q in quantiles)
         ax.step(latency, share, where="post", color=f"C{colour % 10}",
                 linestyle=_STYLES[style % len(_STYLES)],
-                label=f"{_label(keys, values)}  (n={len(latency)}, p50 {p50:.1f} s, "
-                      f"p95 {p95:.1f} s, p99 {p99:.1f} s)")
+                label=f"{_label(keys, values)}: n={len(latency):,}, p50 {p50}, p95 {p95}, "
+                      f"p99 {p99}")
     ax.set_xscale("log")
-    ax.set_xlabel("settlement latency, initiation to settled (virtual seconds, log scale)")
-    ax.set_ylabel("settled transactions")
+    human_duration_axis(ax)
+    ax.set_xlabel("settlement latency, initiation to settled (virtual time, log scale)")
+    ax.set_ylabel("share of settled transactions (%)")
     ax.set_ylim(0, 1.01)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title(title)
     if ax.lines:
-        figure.legend(loc="outside lower center", fontsize="small",
-                      ncols=2 if len(ax.lines) > 6 else 1)
-    return figure
+        figure.legend(loc="outside lower center", fontsize="small", ncols=1)
+    return fit_legends(figure)
+
+
+def _seed_note(seeds: pd.Series) -> str:
+    """"1 seed" / "3 seeds" / "1–3 seeds" for the sets shown."""
+    low, high = int(seeds.min()), int(seeds.max())
+    if low == high:
+        return "1 seed: no interval" if low == 1 else f"{low} seeds each"
+    return f"{low}–{high} seeds (sets of 1 seed: no interval)"
+
+
+def latency_spread(metrics: pd.DataFrame, metric: str = "settlement_latency_p95_s",
+                   by: str = "param_label", title: str | None = None) -> Figure:
+    """``metric`` (a per-run settlement latency percentile) per ``by`` group (a sweep's
+    parameter sets, in order) and mode: a point at the mean over seeds, a whisker over its
+    95 % t-interval (none for a set of one seed), in one human unit for the figure."""
+    rows = metrics[(metrics["metric"] == metric) & metrics["mode"].notna()
+                   & metrics["use_case"].isna()]
+    if by not in rows.columns:
+        rows = rows.assign(**{by: "run"})
+    summary = with_intervals(across_seeds(rows, params=[by]))
+    groups = list(dict.fromkeys(summary[by]))
+    modes = sorted(int(m) for m in summary["mode"].dropna().unique())
+    unit, seconds = duration_unit(summary["mean"].to_numpy(dtype=float))
+    figure, ax = new_figure(max(6.0, 1.3 * len(groups) + 2.5), 4.6)
+    width = 0.8 / max(1, len(modes))
+    for m, mode in enumerate(modes):
+        mine = summary[summary["mode"] == mode].set_index(by).reindex(groups)
+        x = np.arange(len(groups)) - 0.4 + width * (m + 0.5)
+        mean = mine["mean"].to_numpy(dtype=float) / seconds
+        low = np.nan_to_num(mean - mine["ci_low"].to_numpy(dtype=float) / seconds)
+        high = np.nan_to_num(mine["ci_high"].to_numpy(dtype=float) / seconds - mean)
+        ax.errorbar(x, mean, yerr=[np.maximum(low, 0), np.maximum(high, 0)], fmt="o",
+                    capsize=4, color=f"C{(mode - 1) % 10}", label=f"Mode {mode}")
+    ax.set_xticks(np.arange(len(groups)), [str(g) for g in groups],
+                  rotation=20 if len(groups) > 4 else 0, ha="right" if len(groups) > 4 else
+                  "center")
+    ax.set_xlabel("parameter set")
+    ax.set_ylabel(f"{metric_label(metric).lower()} ({unit})")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_title(title or f"{metric_label(metric)} per parameter set: mean over seeds, "
+                          f"95 % t-interval ({_seed_note(summary['seeds'])})",
+                 fontsize="medium", wrap=True)
+    if modes:
+        figure.legend(loc="outside lower center", fontsize="small", ncols=len(modes))
+    return fit_legends(figure)
 
 
 def parking_by_issuer(metrics: pd.DataFrame, by: str = "param_label",
-                      title: str = "Parking rate by issuer (spread across seeds)") -> Figure:
-    """Bars: mean parking rate over seeds per issuer and ``by`` group; whiskers: min–max over
-    seeds; dots: the seeds. ``metrics`` is a sweep's metrics (or one run's)."""
+                      title: str = "Parking rate by issuer") -> Figure:
+    """Bars: mean parking rate over seeds per issuer and ``by`` group; whiskers: its 95 %
+    t-interval over the seeds (none for one seed); dots: the seeds. ``metrics`` is a sweep's
+    metrics (or one run's)."""
     rows = metrics[(metrics["metric"] == "parking_rate") & metrics["issuer"].notna()
                    & metrics["cause"].isna()]
     if by not in rows.columns:
         rows = rows.assign(**{by: "run"})
     issuers = sorted(rows["issuer"].unique())
     groups = list(dict.fromkeys(rows[by]))
-    figure, ax = _figure(max(6.0, 1.6 * len(issuers) * max(1, len(groups)) ** 0.5), 4.2)
+    summary = with_intervals(across_seeds(rows, params=[by]))
+    figure, ax = new_figure(max(6.0, 1.6 * len(issuers) * max(1, len(groups)) ** 0.5), 4.4)
     width = 0.8 / max(1, len(groups))
     for g, group in enumerate(groups):
         mine = rows[rows[by] == group]
+        spread = summary[summary[by] == group].set_index("issuer").reindex(issuers)
         centres = np.arange(len(issuers)) - 0.4 + width * (g + 0.5)
-        stats = [mine.loc[mine["issuer"] == issuer, "value"].to_numpy(dtype=float)
-                 for issuer in issuers]
-        means = [v.mean() if len(v) else np.nan for v in stats]
-        low = [m - v.min() if len(v) else 0.0 for m, v in zip(means, stats, strict=True)]
-        high = [v.max() - m if len(v) else 0.0 for m, v in zip(means, stats, strict=True)]
+        means = spread["mean"].to_numpy(dtype=float)
+        low = np.nan_to_num(means - spread["ci_low"].to_numpy(dtype=float).clip(0))
+        high = np.nan_to_num(spread["ci_high"].to_numpy(dtype=float).clip(max=1) - means)
         bars = ax.bar(centres, means, width * 0.9, yerr=[low, high], capsize=3,
                       label=str(group), alpha=0.8)
         colour = bars.patches[0].get_facecolor() if bars.patches else None
-        for x, values in zip(centres, stats, strict=True):
+        for x, issuer in zip(centres, issuers, strict=True):
+            values = mine.loc[mine["issuer"] == issuer, "value"].to_numpy(dtype=float)
             offsets = np.linspace(-width * 0.25, width * 0.25, len(values)) if len(
                 values) > 1 else np.zeros(len(values))
             ax.scatter(x + offsets, values, s=10, color="black", zorder=3, alpha=0.6,
                        edgecolors=colour)
     ax.set_xticks(np.arange(len(issuers)), issuers)
-    ax.set_ylabel("the issuer's transactions that parked")
+    ax.set_xlabel("issuer")
+    ax.set_ylabel("the issuer's transactions that parked (%)")
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{title}: mean over seeds, 95 % t-interval, dots the seeds "
+                 f"({_seed_note(summary['seeds'])})", fontsize="medium", wrap=True)
     ax.grid(True, axis="y", alpha=0.3)
     if len(groups) > 1:
-        ax.legend(fontsize="small")
-    return figure
+        figure.legend(loc="outside lower center", fontsize="small",
+                      ncols=min(len(groups), 3))
+    return fit_legends(figure)
 
 
 def _attempts_bars(ax: Axes, deliveries: pd.DataFrame) -> None:
@@ -174,13 +227,13 @@ _ATTEMPTS_AXIS = "attempts per delivery (retries at 1 min, 5 min, 30 min, 2 h, 1
 def attempts_histogram(deliveries: pd.DataFrame,
                        title: str = "Webhook deliveries by number of attempts") -> Figure:
     """Deliveries per number of attempts (1–7), stacked by outcome."""
-    figure, ax = _figure()
+    figure, ax = new_figure()
     _attempts_bars(ax, deliveries)
     ax.set_xlabel(_ATTEMPTS_AXIS)
-    ax.set_ylabel("deliveries")
+    ax.set_ylabel("deliveries (symlog scale)")
     ax.set_title(title)
     ax.legend(fontsize="small")
-    return figure
+    return fit_legends(figure)
 
 
 def attempts_histograms(deliveries: pd.DataFrame, by: str = "param_label",
@@ -201,205 +254,11 @@ def attempts_histograms(deliveries: pd.DataFrame, by: str = "param_label",
     for ax in axes[len(groups):]:
         ax.set_visible(False)
     for ax in axes[::columns]:
-        ax.set_ylabel("deliveries")
+        ax.set_ylabel("deliveries (symlog scale)")
     figure.supxlabel(_ATTEMPTS_AXIS, fontsize="small")
     figure.suptitle(title)
     handles = [Patch(color=colour, label=outcome) for outcome, colour in _OUTCOME_COLOURS.items()
                if outcome in set(deliveries["outcome"])]
     if handles:
         figure.legend(handles=handles, loc="outside upper right", fontsize="small")
-    return figure
-
-
-def _step_spans(steps: pd.DataFrame, end_ms: int) -> list[tuple[int, str, int, int, str]]:
-    """(index, name, start, end, final status) per step: from when it became current (or
-    ended, if it never was) to when it ended (or ``end_ms``, if it is still current)."""
-    spans = []
-    for index, rows in steps.sort_values(["index", "at_ms"], kind="stable").groupby("index"):
-        last = rows.iloc[-1]
-        if last["status"] == "pending":
-            continue  # never reached (a cancelled or stopped path's later steps)
-        current = rows[rows["status"] == "current"]
-        stop = int(last["at_ms"]) if last["status"] != "current" else end_ms
-        begin = int(current["at_ms"].iloc[0]) if len(current) else stop
-        spans.append((int(index), str(last["name"]), begin, stop, str(last["status"])))
-    return spans
-
-
-Mark = tuple[str, float, str, str]  # (row, at ms, label, kind: progress | success | problem)
-
-_MARK_COLOURS = {"progress": "#264653", "success": "#2a9d8f", "problem": "#e76f51"}
-_MARK_MEANING = {"progress": "a step forward", "success": "settled, completed, delivered",
-                 "problem": "parked, failed, rejected, not delivered"}
-_STEP_MEANING = {"done": "saga step done", "current": "saga step current when it stopped",
-                 "cancelled": "saga step cancelled"}
-_GOOD = ("settled", "COMPLETED", "CONFIRMED")
-_BAD = ("parked", "failed", "cancelled", "FAILED", "REJECTED", "EXPIRED", "CANCELLED")
-
-
-def _kind(status: str) -> str:
-    if status.startswith(_GOOD):
-        return "success"
-    return "problem" if status.startswith(_BAD) else "progress"
-
-
-def _lifecycle_marks(tx: Any) -> list[Mark]:
-    """The transaction's public states on a ``lifecycle`` row, from its ``transactions`` row."""
-    marks: list[Mark] = [("lifecycle", int(tx["initiated_ms"]), "received", "progress")]
-    if not pd.isna(tx["in_flight_ms"]):
-        marks.append(("lifecycle", int(tx["in_flight_ms"]), "in-flight", "progress"))
-    if tx["ever_parked"] and not pd.isna(tx["parked_ms"]):
-        cause = "" if pd.isna(tx["park_cause"]) else f" ({tx['park_cause']})"
-        marks.append(("lifecycle", int(tx["parked_ms"]), f"parked{cause}", "problem"))
-    if tx["terminal"] and not pd.isna(tx["terminal_ms"]) \
-            and not (tx["parked"] and tx["terminal_ms"] == tx["parked_ms"]):
-        status = str(tx["lifecycle_status"])
-        marks.append(("lifecycle", int(tx["terminal_ms"]), status, _kind(status)))
-    return marks
-
-
-def _title(tx: Any) -> str:
-    parts = [f"Transaction {tx['transaction_id']}"]
-    if not pd.isna(tx["use_case"]):
-        parts.append(str(tx["use_case"]))
-    if not pd.isna(tx["mode"]):
-        mint = "" if pd.isna(tx["mint_mode"]) else f" → Mode {tx['mint_mode']}"
-        parts.append(f"Mode {tx['mode']}{mint}")
-    status = str(tx["lifecycle_status"])
-    parts.append(f"{status}, parked" if tx["parked"] else status)
-    return " · ".join(parts)
-
-
-def _issuer_marks(instructions: pd.DataFrame, transaction_id: str) -> list[Mark]:
-    marks: list[Mark] = []
-    for row in instructions[instructions["transaction_id"] == transaction_id].itertuples():
-        for column, name in (("received_ms", "RECEIVED"),
-                             ("pending_approval_ms", "PENDING_APPROVAL"),
-                             ("approved_ms", "APPROVED"), ("executing_ms", "EXECUTING"),
-                             ("final_ms", str(row.final_status))):
-            at = getattr(row, column)
-            if not pd.isna(at):
-                kind = "progress" if column != "final_ms" else _kind(name)
-                marks.append((f"issuer {row.leg} ({row.issuer})", int(at), name, kind))
-    return marks
-
-
-def _webhook_marks(attempts: pd.DataFrame, deliveries: pd.DataFrame,
-                   transaction_id: str) -> list[Mark]:
-    events = deliveries.loc[deliveries["transaction_id"] == transaction_id,
-                            ["event_id", "event_type"]]
-    return [(f"webhook {row.subscription}", int(row.sent_ms),
-             f"{row.event_type.split('.')[-1]}, attempt {row.attempt}: {row.outcome}",
-             "success" if row.outcome == "success" else "problem")
-            for row in attempts.merge(events, on="event_id").itertuples()]
-
-
-_LABEL_PT = 7.5  # the labels' font size, points
-_LEVEL_PT = 10.0  # one level of labels above or below a row
-
-
-def _label_levels(figure: Figure, ax: Axes, marks: list[Mark], rows: list[str],
-                  start: int) -> list[tuple[int, bool]]:
-    """Per mark: its level (0 just above the row, 1 just below, 2 above that …) so that no two
-    labels of a row overlap, and whether it reads leftwards (near the right edge)."""
-    FigureCanvasAgg(figure)
-    figure.canvas.draw()
-    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
-    right = ax.transAxes.transform((1.0, 0.0))[0]
-    taken: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    placed: list[tuple[int, bool]] = [(0, False)] * len(marks)
-    pad = 4.0 * figure.dpi / 72
-    for n in sorted(range(len(marks)), key=lambda i: (rows.index(marks[i][0]), marks[i][1])):
-        row, at, text, _ = marks[n]
-        x = float(ax.transData.transform(((at - start) / 1000, 0.0))[0])
-        probe = ax.text(0, 0, text, fontsize=_LABEL_PT)
-        width = probe.get_window_extent(renderer).width + pad
-        probe.remove()
-        leftwards = x + width > right
-        span = (x - width, x) if leftwards else (x, x + width)
-        level = 0
-        while any(a < span[1] and span[0] < b for a, b in taken.get((row, level), [])):
-            level += 1
-        taken.setdefault((row, level), []).append(span)
-        placed[n] = (level, leftwards)
-    return placed
-
-
-def _draw_marks(figure: Figure, ax: Axes, marks: list[Mark], rows: list[str],
-                start: int) -> int:
-    """Each mark as a coloured tick with its label at a level that overlaps no other label of
-    its row; answers the most levels a row needed."""
-    levels = _label_levels(figure, ax, marks, rows, start)
-    for (label, at, text, kind), (level, leftwards) in zip(marks, levels, strict=True):
-        x, y = (at - start) / 1000, rows.index(label)
-        colour = _MARK_COLOURS[kind]
-        ax.plot(x, y, marker="|", markersize=11, markeredgewidth=2, color=colour)
-        above = level % 2 == 0
-        offset = (3 + _LEVEL_PT * (level // 2)) * (1 if above else -1)
-        ax.annotate(text, (x, y), xytext=(-2 if leftwards else 2, offset),
-                    textcoords="offset points", fontsize=_LABEL_PT, color=colour,
-                    ha="right" if leftwards else "left", va="bottom" if above else "top")
-    return 1 + max((level for level, _ in levels), default=0)
-
-
-def _legend(figure: Figure, statuses: set[str], kinds: set[str]) -> None:
-    handles: list[Any] = [Patch(color=_STEP_COLOURS.get(status, "#264653"), label=meaning)
-                          for status, meaning in _STEP_MEANING.items() if status in statuses]
-    handles += [Line2D([], [], color=_MARK_COLOURS[kind], marker="|", linestyle="",
-                       markersize=11, markeredgewidth=2, label=meaning)
-                for kind, meaning in _MARK_MEANING.items() if kind in kinds]
-    figure.legend(handles=handles, loc="outside lower center", ncols=3, fontsize="small")
-
-
-def waterfall(saga_steps: pd.DataFrame, transaction_id: str,
-              instructions: pd.DataFrame | None = None,
-              attempts: pd.DataFrame | None = None,
-              deliveries: pd.DataFrame | None = None,
-              transactions: pd.DataFrame | None = None) -> Figure:
-    """One transaction's timeline, in virtual seconds from its initiation (a symmetric log
-    scale when it spans more than ten minutes, so seconds and hours both show). A step still
-    current ends where the transaction stopped (its terminal time, from ``transactions``).
-    Marks are coloured by what they mean (a legend below says so); their labels are stacked
-    above and below their row so that none overlaps another."""
-    steps = saga_steps[saga_steps["transaction_id"] == transaction_id]
-    assert len(steps), f"no saga steps for transaction {transaction_id}"
-    start = int(steps["at_ms"].min())
-    marks: list[Mark] = []
-    if instructions is not None:
-        marks += _issuer_marks(instructions, transaction_id)
-    if attempts is not None and deliveries is not None:
-        marks += _webhook_marks(attempts, deliveries, transaction_id)
-    end = max([int(steps["at_ms"].max()), *(int(m[1]) for m in marks if
-                                             m[0].startswith("issuer"))])
-    title = f"Transaction {transaction_id}"
-    if transactions is not None:
-        found = transactions[transactions["transaction_id"] == transaction_id]
-        if len(found):
-            tx = found.iloc[0]
-            marks[:0] = _lifecycle_marks(tx)
-            title = _title(tx)
-            if not pd.isna(tx["terminal_ms"]):
-                end = int(tx["terminal_ms"])
-    spans = _step_spans(steps, end)
-    rows = [name for _, name, *_ in spans]
-    rows += list(dict.fromkeys(m[0] for m in marks))
-    figure, ax = _figure(9.0, 0.5 * len(rows) + 2.2)
-    for index, _name, begin, stop, status in spans:
-        ax.barh(index, max((stop - begin) / 1000, 0.02), left=(begin - start) / 1000,
-                color=_STEP_COLOURS.get(status, "#264653"), height=0.5)
-        ax.text((stop - start) / 1000, index, f"  {(stop - begin) / 1000:.2f} s",
-                va="center", fontsize=_LABEL_PT)
-    ax.set_yticks(range(len(rows)), rows)
-    ax.set_ylim(len(rows) - 0.4, -0.6)
-    last = max([end, *(int(m[1]) for m in marks)])
-    if last - start > 600_000:
-        ax.set_xscale("symlog", linthresh=10)
-    ax.set_xlim(0, (last - start) / 1000 * 1.12 + 0.5)  # room for the last mark
-    ax.set_xlabel("virtual seconds since initiation")
-    ax.set_title(title, fontsize="medium")
-    ax.grid(True, axis="x", alpha=0.3)
-    _legend(figure, {status for *_, status in spans}, {m[3] for m in marks})
-    levels = _draw_marks(figure, ax, marks, rows, start)
-    row_pt = max(0.5 * 72, (levels + 1) * _LEVEL_PT + 8)
-    figure.set_size_inches(9.0, row_pt / 72 * len(rows) + 2.2)
-    return figure
+    return fit_legends(figure)

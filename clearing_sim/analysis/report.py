@@ -1,13 +1,17 @@
 """A sweep's results as one self-contained HTML page: key tables, figures, and how to replay.
 
-Public names: ``REPLAY_ID``, ``build_report``, ``read_replay``, ``write_report``.
+Public names: ``DEFAULT_NAME``, ``REPLAY_ID``, ``build_report``, ``read_replay``,
+``report_figures``, ``write_report``.
 
-``write_report(DIR)`` reads a sweep's output folder (``load_results``) and writes one HTML
-file (default ``reports/<sweep>.html``) with everything inline — figures as PNG data URIs,
-no scripts or styles fetched from anywhere. It holds: the command, version, seeds and
-parameter sets that replay it; settlement latency percentiles by mode, parking rates by
-issuer and by cause, webhook delivery figures, each as mean and range over seeds; the four
-figures of ``plots``; every run's digest; and the sweep and workload files as they were.
+``write_report(DIR)`` reads a sweep's output folder (``load_results``, which checks the
+results' manifests) and writes one HTML file (default ``DIR/report.html``, inside the results
+folder) with everything inline — figures as PNG data URIs, no scripts or styles fetched from
+anywhere. It holds: the command, version, seeds and parameter sets that replay it;
+settlement latency percentiles by mode, parking rates by issuer and by cause, webhook
+delivery figures, each a parameter set's mean over its seeds with its 95 % t-interval, in
+human labels and units (``report_tables``); the figures of ``plots`` (``report_figures``),
+each captioned with what it shows and from which runs; every run's digest; the sweep and
+workload files as they were; and the results' manifest in the footer.
 
 Every fact on the page is about the runs in the results files (``runs.parquet``,
 ``metrics.parquet``), never the plan in ``sweep.json`` alone: when the sweep last started in
@@ -27,6 +31,8 @@ import html
 import io
 import json
 import re
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +41,22 @@ from matplotlib.figure import Figure
 
 from clearing_sim.analysis import plots
 from clearing_sim.analysis.metrics import across_seeds
+from clearing_sim.analysis.report_tables import (
+    INTERVAL_NOTE,
+    interval_table,
+    params_table,
+    runs_table,
+)
 from clearing_sim.analysis.resultfiles import ResultsFileMissing
 from clearing_sim.analysis.sweepfile import format_seeds
 from clearing_sim.analysis.sweeps import SweepResult, load_results
 
-__all__ = ["REPLAY_ID", "build_report", "read_replay", "write_report"]
+__all__ = ["DEFAULT_NAME", "REPLAY_ID", "build_report", "read_replay", "report_figures",
+           "write_report"]
 
 REPLAY_ID = "clearing-sim-replay"
+#: The report's file name inside the results folder when no path is given.
+DEFAULT_NAME = "report.html"
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#1d2a33;line-height:1.45}
@@ -62,42 +77,15 @@ def _png(figure: Figure) -> str:
     return f'<img alt="" src="data:image/png;base64,{data}">'
 
 
-def _table(frame: pd.DataFrame, floats: str = "{:.4g}") -> str:
+def _table(frame: pd.DataFrame) -> str:
     if frame.empty:
         return '<p class="note">(nothing to show)</p>'
-    return str(frame.to_html(index=False, na_rep="—", border=0,
-                             float_format=lambda v: floats.format(v)))
+    return str(frame.to_html(index=False, na_rep="—", border=0))
 
 
 def _summary(metrics: pd.DataFrame) -> pd.DataFrame:
     """Every metric over seeds per parameter set and group, in parameter order."""
     return across_seeds(metrics, params=["param_id", "param_label"])
-
-
-def _spread(summary: pd.DataFrame, metric: str, dims: list[str]) -> pd.DataFrame:
-    """Mean, std and range over seeds of one metric per parameter set and ``dims`` (the
-    metric's rows that are broken down by exactly those dimensions)."""
-    rows = summary[summary["metric"] == metric]
-    rows = rows.dropna(subset=[d for d in dims if d != "cause"])
-    for dim in ("use_case", "mode", "issuer", "cause", "subscription", "attempts"):
-        if dim not in dims:
-            rows = rows[rows[dim].isna()]
-    rows = rows[["param_label", *dims, "seeds", "mean", "std", "min", "max"]]
-    if metric.endswith("_rate"):  # a share: shown as a percentage
-        stats = ["mean", "std", "min", "max"]
-        rows = rows.assign(**{c: rows[c] * 100 for c in stats}).rename(
-            columns={c: f"{c} (%)" for c in stats})
-    return rows
-
-
-def _latency_table(summary: pd.DataFrame) -> pd.DataFrame:
-    parts = []
-    for q in ("p50", "p95", "p99"):
-        part = _spread(summary, f"settlement_latency_{q}_s", ["mode"])
-        parts.append(part.rename(columns={"mean": f"{q} mean (s)", "min": f"{q} min",
-                                          "max": f"{q} max"})
-                     .drop(columns=["std", "seeds"]).set_index(["param_label", "mode"]))
-    return pd.concat(parts, axis=1).reset_index()
 
 
 def _frames(results: SweepResult, name: str) -> pd.DataFrame | None:
@@ -118,42 +106,74 @@ def _example_transaction(tx: pd.DataFrame) -> str:
     return str(tx["transaction_id"].iloc[0])
 
 
-def _figures(results: SweepResult) -> list[tuple[str, str]]:
-    """(caption, <img>) per figure the kept frames allow."""
-    shown: list[tuple[str, str]] = []
+def _runs_phrase(results: SweepResult, labels: Sequence[str] | None = None) -> str:
+    """From which runs: "the 6 runs (2 parameter sets × seeds 0-2)"."""
+    runs = results.runs if labels is None else \
+        results.runs[results.runs["param_label"].isin(list(labels))]
+    sets = runs["param_id"].nunique()
+    seeds = tuple(dict.fromkeys(int(s) for s in runs["seed"]))
+    return (f"the {len(runs)} run{'s' if len(runs) != 1 else ''} ({sets} parameter "
+            f"set{'s' if sets != 1 else ''} × seed{'s' if len(seeds) != 1 else ''} "
+            f"{format_seeds(seeds)})")
+
+
+def report_figures(results: SweepResult) -> list[tuple[str, Figure]]:
+    """(caption, figure) per figure of the report that the kept frames allow; each caption
+    says what the figure shows and from which runs."""
+    shown: list[tuple[str, Figure]] = []
     tx = _frames(results, "transactions")
     labels = list(results.params["param_label"])
     if tx is not None and len(tx):
-        by = ["param_label", "mode"] if len(labels) <= 3 else ["mode"]
-        pooled = tx if len(labels) <= 3 else tx[tx["param_label"] == labels[0]]
-        shown.append(("Settlement latency CDF by mode, all seeds pooled"
-                      + ("" if len(labels) <= 3 else f" ({labels[0]})"),
-                      _png(plots.latency_cdf(pooled, by=by, order=labels))))
-    shown.append(("Parking rate by issuer: bars are the mean over seeds, whiskers the range, "
-                  "dots the seeds", _png(plots.parking_by_issuer(results.metrics))))
+        few = len(labels) <= 3
+        by = ["param_label", "mode"] if few else ["mode"]
+        pooled = tx if few else tx[tx["param_label"] == labels[0]]
+        title = "Settlement latency by parameter set and mode" if few else \
+            f"Settlement latency by mode ({labels[0]})"
+        shown.append((f"Empirical distribution (CDF) of settlement latency, initiation to "
+                      f"settled, of every settled transaction of "
+                      f"{_runs_phrase(results, None if few else labels[:1])}, seeds pooled; "
+                      "the legend gives each line's count and percentiles.",
+                      plots.latency_cdf(pooled, by=by, order=labels, title=title)))
+    shown.append(("p95 settlement latency per parameter set and mode: each point is the mean "
+                  "of the runs' p95 over the set's seeds, its whisker the 95 % t-interval "
+                  f"of that mean; from {_runs_phrase(results)}.",
+                  plots.latency_spread(results.metrics)))
+    shown.append(("Parking rate per issuer: bars at the mean over a parameter set's seeds, "
+                  "whiskers its 95 % t-interval, dots the seeds' own rates; from "
+                  f"{_runs_phrase(results)}.", plots.parking_by_issuer(results.metrics)))
     deliveries = _frames(results, "deliveries")
     if deliveries is not None and len(deliveries):
-        shown.append(("Webhook deliveries by number of attempts, per case, all seeds of a "
-                      "case pooled", _png(plots.attempts_histograms(deliveries,
-                                                                    order=labels))))
+        shown.append(("Webhook deliveries by the number of attempts they took, stacked by "
+                      "outcome, one panel per parameter set, seeds pooled; from "
+                      f"{_runs_phrase(results)}.",
+                      plots.attempts_histograms(deliveries, order=labels)))
     steps = _frames(results, "saga_steps")
     if tx is not None and steps is not None and len(tx):
-        first = results.runs.iloc[0]
-
-        def mine(frame: pd.DataFrame | None) -> pd.DataFrame | None:
-            if frame is None:
-                return None
-            return frame[(frame["param_id"] == first["param_id"])
-                         & (frame["seed"] == first["seed"])]
-
-        run_tx = mine(tx)
-        assert run_tx is not None
-        tid = _example_transaction(run_tx)
-        figure = plots.waterfall(mine(steps), tid, mine(_frames(results, "instructions")),
-                                 mine(_frames(results, "attempts")), mine(deliveries), run_tx)
-        shown.append((f"One transaction's timeline: {tid} ({first['param_label']}, seed "
-                      f"{first['seed']})", _png(figure)))
+        shown.append(_waterfall(results, tx, steps, deliveries))
     return shown
+
+
+def _waterfall(results: SweepResult, tx: pd.DataFrame, steps: pd.DataFrame,
+               deliveries: pd.DataFrame | None) -> tuple[str, Figure]:
+    """The first run's first parked transaction (else its first settled swap) as a
+    timeline."""
+    first = results.runs.iloc[0]
+
+    def mine(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+        if frame is None:
+            return None
+        return frame[(frame["param_id"] == first["param_id"])
+                     & (frame["seed"] == first["seed"])]
+
+    run_tx = mine(tx)
+    assert run_tx is not None
+    tid = _example_transaction(run_tx)
+    figure = plots.waterfall(mine(steps), tid, mine(_frames(results, "instructions")),
+                             mine(_frames(results, "attempts")), mine(deliveries), run_tx)
+    return (f"One transaction's timeline, {tid}: its saga steps, issuer instruction statuses "
+            f"and webhook attempts, in virtual time from its initiation; the first parked "
+            f"transaction (else the first settled swap) of the run {first['param_label']}, "
+            f"seed {first['seed']}.", figure)
 
 
 def _replay(results: SweepResult) -> dict[str, Any]:
@@ -192,8 +212,32 @@ def _caveats(results: SweepResult) -> str:
     return "".join(f'<p class="note">{note}</p>' for note in notes)
 
 
-def build_report(results: SweepResult) -> str:
-    """The HTML page of a sweep's results."""
+def _report_command(meta: dict[str, Any], target: str | None) -> str:
+    words = ["clearing-sim", "report", str(meta.get("out") or "OUT")]
+    return shlex.join(words if target is None else [*words, "--out", target])
+
+
+def _footer(manifest: dict[str, Any] | None) -> str:
+    """The results' manifest (version, inputs and their sha256, seeds, digests, record
+    counts, command), or a note that they have none."""
+    if manifest is None:
+        return ("<footer><h2>Manifest</h2><p class=\"note\">None: these results were written "
+                "before clearing-sim recorded manifests, so their versions and inputs were not "
+                "checked.</p></footer>")
+    inputs = " · ".join(f"{html.escape(name)} <code>{html.escape(item['file'])}</code> sha256 "
+                        f"<code>{html.escape(item['sha256'])}</code>"
+                        for name, item in manifest["inputs"].items())
+    return (f"<footer><h2>Manifest</h2><p>clearing-sim {html.escape(manifest['version'])} · "
+            f"{inputs} · {len(manifest['runs'])} runs, {manifest['records']:,} log records. "
+            "The same manifest is in <code>manifest.json</code> and in the metadata of the "
+            "results' Parquet files.</p>"
+            f"<pre>{html.escape(json.dumps(manifest, indent=1, ensure_ascii=False))}</pre>"
+            "</footer>")
+
+
+def build_report(results: SweepResult, target: str | None = None) -> str:
+    """The HTML page of a sweep's results; ``target``, the path the page is written to when
+    one was given (the replay command names it), else the results folder's ``report.html``."""
     meta, summary = results.meta, _summary(results.metrics)
     esc = html.escape
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8>"
@@ -204,38 +248,39 @@ def build_report(results: SweepResult) -> str:
              "<h2>Replay</h2><p>Every number on this page comes from the runs listed at the "
              "end; each run is one workload and one seed, and its event-log digest is its "
              "fingerprint. This command, with this version, reproduces them:</p>",
-             f"<pre>{esc(results.command)}\nclearing-sim report "
-             f"{esc(meta.get('out') or 'OUT')}</pre>",
+             f"<pre>{esc(results.command)}\n{esc(_report_command(meta, target))}</pre>",
              f"<p>clearing-sim <b>{esc(meta['version'])}</b> · sweep file "
              f"<code>{esc(meta['sweepFile'])}</code> · workload file "
              f"<code>{esc(meta['workloadFile'])}</code> · seeds "
              f"<code>{esc(format_seeds(results.seeds))}</code> ({len(results.seeds)}) · "
              f"{len(results.params)} parameter set(s) · {len(results.runs)} runs</p>",
              _caveats(results),
-             "<h2>Parameter sets</h2>", _table(results.params),
-             "<h2>Settlement latency by mode (seconds; per-run percentiles, mean and range "
-             "over seeds)</h2>", _table(_latency_table(summary)),
-             "<h2>Parking rate by issuer (% of the issuer's transactions)</h2>",
-             _table(_spread(summary, "parking_rate", ["issuer"])),
-             "<h2>Parking rate by cause (% of all transactions)</h2>",
-             _table(_spread(summary, "parking_rate", ["cause"]).dropna(subset=["cause"])),
-             "<h2>Webhook delivery</h2>"]
-    for metric in ("delivery_success_rate", "first_attempt_success_rate", "attempts_mean",
-                   "delivery_latency_p99_s"):
-        parts += [f"<h3><code>{metric}</code></h3>",
-                  _table(_spread(summary, metric, ["subscription"]))]
-    parts += ["<h3><code>subscriptions_disabled</code></h3>",
-              _table(_spread(summary, "subscriptions_disabled", [])),
-              "<h3><code>time_to_disable_h</code></h3>",
-              _table(_spread(summary, "time_to_disable_h", ["subscription"])),
-              "<h2>Figures</h2>"]
-    parts += [f"<figure>{img}<figcaption>{esc(caption)}</figcaption></figure>"
-              for caption, img in _figures(results)]
-    runs = results.runs[["param_label", "param_id", "seed", "transactions", "records",
-                         "digest"]]
-    parts += ["<h2>Runs and their digests</h2>", _table(runs),
+             "<h2>Parameter sets</h2>", _table(params_table(results.params)),
+             f'<p class="note">{esc(INTERVAL_NOTE)}</p>',
+             "<h2>Settlement latency by mode</h2>",
+             _table(interval_table(summary, [f"settlement_latency_{q}_s"
+                                             for q in ("p50", "p95", "p99")], ["mode"])),
+             "<h2>Parking rate by issuer</h2><p class=\"note\">Share of the transactions "
+             "that list the issuer on a leg which parked at it.</p>",
+             _table(interval_table(summary, ["parking_rate"], ["issuer"])),
+             "<h2>Parking rate by cause</h2><p class=\"note\">Share of all transactions.</p>",
+             _table(interval_table(summary, ["parking_rate"], ["cause"])),
+             "<h2>Webhook delivery</h2>",
+             _table(interval_table(summary, ["deliveries", "delivery_success_rate",
+                                             "first_attempt_success_rate", "attempts_mean",
+                                             "delivery_latency_p99_s"], ["subscription"])),
+             "<h3>Disabled subscriptions</h3>",
+             _table(interval_table(summary, ["subscriptions_disabled"])),
+             "<h3>Time to disable</h3><p class=\"note\">From the first failure of the streak "
+             "to the disable, disabled subscriptions only.</p>",
+             _table(interval_table(summary, ["time_to_disable_h"], ["subscription"])),
+             "<h2>Figures</h2>"]
+    parts += [f"<figure>{_png(figure)}<figcaption>{esc(caption)}</figcaption></figure>"
+              for caption, figure in report_figures(results)]
+    parts += ["<h2>Runs and their digests</h2>", _table(runs_table(results.runs)),
               "<h2>Inputs</h2><h3>Sweep file</h3>", f"<pre>{esc(meta['sweepText'])}</pre>",
               "<h3>Workload file</h3>", f"<pre>{esc(meta['workloadText'])}</pre>",
+              _footer(results.manifest),
               f'<script type="application/json" id="{REPLAY_ID}">'
               + json.dumps(_replay(results), indent=1).replace("</", "<\\/") + "</script>",
               "</body></html>\n"]
@@ -244,12 +289,13 @@ def build_report(results: SweepResult) -> str:
 
 def write_report(out: str | Path, target: str | Path | None = None) -> Path:
     """Write the report of the sweep results in ``out``; its path (default
-    ``reports/<sweep>.html``, relative to the working folder). ``ResultsFileError`` names a
-    results file that cannot be used (nothing is written then)."""
+    ``out/report.html``: inside the results folder, never a tracked file elsewhere).
+    ``ResultsFileError`` names a results file that cannot be used (nothing is written)."""
     results = load_results(out)
-    path = Path(target) if target is not None else Path("reports") / f"{results.name}.html"
+    path = Path(target) if target is not None else Path(out) / DEFAULT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(build_report(results), encoding="utf-8")
+    path.write_text(build_report(results, None if target is None else str(target)),
+                    encoding="utf-8")
     return path
 
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 from attrs import field, frozen
@@ -30,6 +31,7 @@ from attrs import field, frozen
 from clearing_sim.analysis.driver import WorkloadDriver
 from clearing_sim.analysis.frames import FRAME_NAMES, Frames, frames_from_jsonl, frames_from_log
 from clearing_sim.analysis.loader import load_workload
+from clearing_sim.analysis.manifest import write_parquet
 from clearing_sim.analysis.metrics import METRIC_COLUMNS, run_metrics
 from clearing_sim.analysis.model import Workload
 from clearing_sim.analysis.resultfiles import (
@@ -74,21 +76,24 @@ def _wanted(frames: Iterable[str]) -> tuple[str, ...]:
 
 def run_workload(workload: Workload | str | Path, seed: int = 0, *,
                  frames: Iterable[str] = FRAME_NAMES, log: str | Path | None = None,
-                 stream: bool = False) -> WorkloadRun:
+                 stream: bool = False,
+                 progress: Callable[[int, int], None] | None = None) -> WorkloadRun:
     """Run a workload (a ``Workload`` or a workload file) under ``seed``; its frames (those
     named, plus what the metrics need), metrics and digest. ``log`` writes the event log.
 
     ``stream`` (needs ``log``): the log goes to the file as the run goes and nothing of a
-    finished transaction stays in memory; the frames are then read back from the file."""
+    finished transaction stays in memory; the frames are then read back from the file.
+    ``progress(now_ms, initiated)``: called as the run goes (the virtual time reached, the
+    transactions initiated); the run, its log and digest are the same with or without it."""
     if not isinstance(workload, Workload):
         workload = load_workload(workload)
     if stream:
         assert log is not None, "a streamed run writes its log to a file: give log"
         with Path(log).open("wb") as out:  # the lines as hashed, not decoded and re-encoded
-            world = WorkloadDriver(workload, seed, log_sink=out).run()
+            world = WorkloadDriver(workload, seed, log_sink=out).run(progress)
         built = frames_from_jsonl(log, _wanted(frames))
     else:
-        world = WorkloadDriver(workload, seed).run()
+        world = WorkloadDriver(workload, seed).run(progress)
         if log is not None:
             with Path(log).open("w", encoding="utf-8") as out:
                 world.log.write_jsonl(out)
@@ -134,21 +139,29 @@ def run_folder(out: str | Path, param_id: str, seed: int) -> Path:
     return Path(out) / "runs" / param_id / f"seed-{seed:06d}"
 
 
-def write_run(out: str | Path, output: RunOutput) -> Path:
-    """Write one finished run under ``out``, atomically (see the module docstring)."""
+def write_run(out: str | Path, output: RunOutput,
+              manifest: dict[str, Any] | None = None) -> Path:
+    """Write one finished run under ``out``, atomically (see the module docstring), with its
+    ``manifest`` in ``run.json`` and in each Parquet file's metadata."""
     final = run_folder(out, output.param_id, output.seed)
     partial = final.with_name(final.name + ".partial")
     if partial.exists():
         shutil.rmtree(partial)
     partial.mkdir(parents=True)
-    output.metrics.to_parquet(partial / "metrics.parquet", index=False)
+    if manifest is None:
+        output.metrics.to_parquet(partial / "metrics.parquet", index=False)
+    else:
+        write_parquet(output.metrics, partial / "metrics.parquet", manifest)
     kept: tuple[str, ...] = ()
     if output.frames is not None:
-        output.frames.to_parquet(partial)
+        output.frames.to_parquet(partial, manifest)
         kept = output.frames.names()
-    info = {"paramId": output.param_id, "seed": output.seed, "digest": output.digest,
-            "records": output.records, "transactions": output.transactions,
-            "endMs": output.end_ms, "frames": list(kept)}
+    info: dict[str, Any] = {"paramId": output.param_id, "seed": output.seed,
+                            "digest": output.digest, "records": output.records,
+                            "transactions": output.transactions, "endMs": output.end_ms,
+                            "frames": list(kept)}
+    if manifest is not None:
+        info["manifest"] = manifest
     (partial / "run.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     if final.exists():
         shutil.rmtree(final)

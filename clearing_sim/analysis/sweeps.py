@@ -44,6 +44,15 @@ import clearing_sim
 from clearing_sim.analysis.driver import SetupRefused, WorkloadDriver
 from clearing_sim.analysis.executors import Executor, executor_for
 from clearing_sim.analysis.frames import SCHEMAS, Frames
+from clearing_sim.analysis.manifest import (
+    MANIFEST_FILE,
+    check_results,
+    input_file,
+    run_manifest,
+    sweep_manifest,
+    write_manifest,
+    write_parquet,
+)
 from clearing_sim.analysis.metrics import METRIC_COLUMNS
 from clearing_sim.analysis.resultfiles import (
     ResultsFileError,
@@ -150,6 +159,9 @@ class SweepResult:
     runs: pd.DataFrame
     out: Path | None = None
     _frames: dict[tuple[str, int], Frames] = field(factory=dict)
+    #: the results' manifest (``manifest.sweep_manifest``); None for results on disk written
+    #: before manifests existed
+    manifest: dict[str, Any] | None = field(default=None, kw_only=True)
 
     @property
     def name(self) -> str:
@@ -318,23 +330,30 @@ def sweep(source: str | Path | Sweep, seeds: str | int | Iterable[int] | None = 
     # every check before the first write: a refused sweep leaves ``out`` as it was
     outputs = {} if target is None else _finished_runs(target, meta, order, plan.frames)
     executor = executor_for(workers, dask)  # a Dask scheduler that cannot be reached: here
+    workload = input_file(meta["workloadFile"], meta["workloadText"])
     try:
         if target is not None:
             _write_plan(target, meta)
-        kept = _run(plan, executor, target, outputs, progress)
+        kept = _run(plan, executor, target, outputs, progress,
+                    lambda output: run_manifest(workload, output.param_id, output.seed,
+                                                output.digest, output.records,
+                                                output.transactions, meta["command"]))
     finally:
         executor.close()
     metrics, runs = _assemble(meta, outputs, order)
+    manifest = sweep_manifest(input_file(meta["sweepFile"], meta["sweepText"]), workload, runs,
+                              _command(meta["sweepFile"], plan.seeds, target))
     if target is not None:
-        _write_results(target, metrics, runs)
-    return SweepResult(meta, metrics, runs, target, kept)
+        _write_results(target, metrics, runs, manifest)
+    return SweepResult(meta, metrics, runs, target, kept, manifest=manifest)
 
 
 def _run(plan: Sweep, executor: Executor, target: Path | None,
-         outputs: dict[tuple[str, int], RunOutput],
-         progress: Progress | None) -> dict[tuple[str, int], Frames]:
+         outputs: dict[tuple[str, int], RunOutput], progress: Progress | None,
+         manifest: Callable[[RunOutput], dict[str, Any]]) -> dict[tuple[str, int], Frames]:
     """Run the runs of ``plan`` not in ``outputs`` on ``executor``, adding each to
-    ``outputs`` (and writing it to ``target``) as it finishes; the frames kept in memory."""
+    ``outputs`` (and writing it to ``target`` with its ``manifest``) as it finishes; the
+    frames kept in memory."""
     total = len(plan.params) * len(plan.seeds)
     if progress is not None:
         progress(len(outputs), total)
@@ -344,7 +363,7 @@ def _run(plan: Sweep, executor: Executor, target: Path | None,
     for output in executor.map_unordered(execute, tasks):
         key = (output.param_id, output.seed)
         if target is not None:
-            write_run(target, output)
+            write_run(target, output, manifest(output))
         elif output.frames is not None:
             kept[key] = output.frames
         outputs[key] = output
@@ -353,13 +372,15 @@ def _run(plan: Sweep, executor: Executor, target: Path | None,
     return kept
 
 
-def _write_results(out: Path, metrics: pd.DataFrame, runs: pd.DataFrame) -> None:
+def _write_results(out: Path, metrics: pd.DataFrame, runs: pd.DataFrame,
+                   manifest: dict[str, Any]) -> None:
     def digests(path: Path) -> None:
         runs[["param_id", "seed", "digest"]].to_csv(path, index=False)
 
-    _write_atomic(out / "metrics.parquet", lambda p: metrics.to_parquet(p, index=False))
-    _write_atomic(out / "runs.parquet", lambda p: runs.to_parquet(p, index=False))
+    _write_atomic(out / "metrics.parquet", lambda p: write_parquet(metrics, p, manifest))
+    _write_atomic(out / "runs.parquet", lambda p: write_parquet(runs, p, manifest))
     _write_atomic(out / "digests.csv", digests)
+    _write_atomic(out / MANIFEST_FILE, lambda p: write_manifest(p, manifest))
 
 
 def load_results(out: str | Path) -> SweepResult:
@@ -378,4 +399,6 @@ def load_results(out: str | Path) -> SweepResult:
     if wrong:
         raise ResultsFileError(path, "expected parameter set ids of 12 hex digits, found "
                                f"{str(wrong[0])[:40]!r}", "param_id")
-    return SweepResult(meta, metrics, runs, folder)
+    manifest = check_results(folder, [run_folder(folder, r.param_id, int(r.seed))
+                                      for r in runs.itertuples()])
+    return SweepResult(meta, metrics, runs, folder, manifest=manifest)

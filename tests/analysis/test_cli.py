@@ -91,7 +91,7 @@ def test_sweep_then_report(tiny_sweep: SweepResult, tmp_path: Path,
 
     def write(folder: Path, target: Path | None = None) -> Path:
         written.append((folder, target))
-        return target or Path("reports/two-cases.html")
+        return target or folder / "report.html"
 
     monkeypatch.setattr(cli, "write_report", write)
     result = _invoke(report, out, "--out", tmp_path / "r.html")
@@ -99,8 +99,43 @@ def test_sweep_then_report(tiny_sweep: SweepResult, tmp_path: Path,
     assert result.output == f"report written to {tmp_path / 'r.html'}\n"
     result = _invoke(sweep, TWO_CASES, "--out", out, "--report")  # the one-command form
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[-1] == "report written to reports/two-cases.html"
-    assert written == [(out, tmp_path / "r.html"), (out, None)]
+    assert result.output.splitlines()[-1] == f"report written to {out / 'report.html'}"
+    result = _invoke(sweep, TWO_CASES, "--out", out, "--report", tmp_path / "named.html")
+    assert result.exit_code == 0, result.output
+    assert written == [(out, tmp_path / "r.html"), (out, None), (out, tmp_path / "named.html")]
+
+
+def test_sweep_report_goes_inside_the_results_folder_not_to_a_tracked_file(
+        tiny_sweep: SweepResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29 §2: `sweep FILE --out ELSEWHERE --report` rewrote reports/<sweep>.html (a
+    tracked file for the baseline) whatever --out said; the report now goes inside --out."""
+    assert tiny_sweep.out is not None
+    out = tmp_path / "elsewhere"
+    shutil.copytree(tiny_sweep.out, out)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("clearing_sim.analysis.report.report_figures", lambda results: [])
+    result = _invoke(sweep, TWO_CASES, "--seeds", "0-1", "--out", out, "--report")
+    assert result.exit_code == 0, result.output
+    assert (out / "report.html").is_file()
+    assert not (tmp_path / "reports").exists()
+
+
+def test_sweep_and_report_print_no_progress_line_when_not_on_a_terminal(
+        tiny_sweep: SweepResult, tmp_path: Path) -> None:
+    """Issue 29 §2: piped, a sweep printed a stray `runs` line (click's bar label, printed once
+    when its stream is not a terminal), even before an error; now nothing but the results."""
+    assert tiny_sweep.out is not None
+    out = tmp_path / "out"
+    shutil.copytree(tiny_sweep.out, out)
+    result = CliRunner().invoke(sweep, [str(TWO_CASES), "--seeds", "0-1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("sweep two-cases: ")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sweep.json").write_text('{"format": 1, "version": "0.0.0"}')
+    refused = CliRunner().invoke(sweep, [str(TWO_CASES), "--out", str(other)])
+    assert refused.exit_code == 2
+    assert refused.output.splitlines()[0].startswith("Error: ")
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -331,3 +366,36 @@ def test_a_sweep_that_ctrl_c_cannot_reach_says_so_and_stops_on_sigterm(tmp_path:
     assert err.startswith("note: Ctrl-C cannot stop this sweep")
     assert "terminated after" in err and f"--out {out}" in err
     assert list(out.glob("runs/*/seed-*"))
+
+
+def _workload_with_stderr_on_a_terminal(*args: str) -> tuple[str, str]:
+    """``clearing-sim workload ARGS`` with standard error on a pseudo-terminal: (stdout, what
+    the terminal showed)."""
+    import pty
+
+    main, child = pty.openpty()
+    done = subprocess.run([sys.executable, "-m", "clearing_sim", "workload", *args],
+                          stdout=subprocess.PIPE, stderr=child, timeout=120, check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path.cwd())}, text=True)
+    os.close(child)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    return done.stdout, shown.decode()
+
+
+def test_workload_shows_a_progress_bar_on_a_terminal_and_nothing_piped() -> None:
+    """Issue 29 §2: a long run shows progress (virtual time reached, transactions) on a
+    terminal; piped, the output is the figures alone, and the digest is the same."""
+    stdout, shown = _workload_with_stderr_on_a_terminal(str(TINY), "--seed", "2")
+    assert "virtual time" in shown and " h virtual (arrivals until 1.0 h), " in shown
+    assert " transactions" in shown
+    piped = _invoke(workload, TINY, "--seed", "2")  # stdout and stderr, neither a terminal
+    assert piped.exit_code == 0 and piped.output == stdout

@@ -12,6 +12,7 @@ from clearing_sim.analysis import load_workload, run_workload
 from clearing_sim.analysis.driver import SetupRefused, WorkloadDriver, simulate
 from clearing_sim.analysis.frames import FRAME_NAMES
 from clearing_sim.analysis.model import Arrivals
+from clearing_sim.analysis.runs import WorkloadRun
 from tests.analysis.conftest import TINY
 from tests.analysis.kit import variant
 
@@ -103,3 +104,21 @@ def test_a_streamed_run_writes_the_same_log_forgets_what_ended_and_builds_the_sa
         driver = WorkloadDriver(load_workload(path), 1, log_sink=sink)
         world = driver.run()
     assert driver.initiated > 0 and len(world.transactions) == 0 and world.sagas == {}
+
+
+def test_a_run_reporting_progress_is_the_same_run(tiny_run: WorkloadRun) -> None:
+    """Issue 29 §2: the progress bar's hook pauses the run every few thousand events to report
+    the virtual time reached and the transactions initiated; the log and digest are unchanged."""
+    seen: list[tuple[int, int]] = []
+    run = run_workload(TINY, seed=0, progress=lambda now, n: seen.append((now, n)))
+    assert run.digest == tiny_run.digest and run.end_ms == tiny_run.end_ms
+    assert seen and seen == sorted(seen) and seen[-1] == (run.end_ms, len(run.transactions))
+
+
+def test_a_streamed_run_reporting_progress_is_the_same_run(tiny_run: WorkloadRun,
+                                                           tmp_path: Path) -> None:
+    """`workload --stream` on a terminal reports through the same hook: same log, digest."""
+    seen: list[tuple[int, int]] = []
+    run = run_workload(TINY, seed=0, log=tmp_path / "log.jsonl", stream=True,
+                       progress=lambda now, n: seen.append((now, n)))
+    assert run.digest == tiny_run.digest and seen[-1][0] == run.end_ms

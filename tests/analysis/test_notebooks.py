@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import pytest
 from nbclient import NotebookClient
 
@@ -52,3 +53,27 @@ def test_both_notebooks_run_on_small_inputs(tmp_path: Path) -> None:
         assert not [o for o in outputs if o.output_type == "error"], name
         assert any("image/png" in o.get("data", {}) for o in outputs), name  # plots rendered
         assert (tmp_path / name / "metrics.parquet").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_a_notebook_opened_in_notebooks_records_commands_from_the_clone_root(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29 §2: run from notebooks/ (where Jupyter starts it), the notebook recorded
+    `clearing-sim sweep inputs/…`, which fails from the clone's root where the README runs
+    everything; its inputs cell now moves to the root, so the recorded command works there."""
+    from clearing_sim.analysis import load_sweep
+    from clearing_sim.analysis.sweeps import SweepResult
+
+    for variable in ("CLEARING_SIM_SWEEP", "CLEARING_SIM_SEEDS", "CLEARING_SIM_RESULTS"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.chdir(NOTEBOOKS)
+    book = nbformat.read(NOTEBOOKS / name, as_version=4)
+    inputs = next(c.source for c in book.cells if "CLEARING_SIM_SWEEP" in c.source)
+    names: dict[str, object] = {}
+    exec(inputs.replace("%matplotlib inline", ""), names)
+    plan = load_sweep(str(names["SWEEP"]))
+    meta = {"sweepFile": plan.path, "out": str(names["RESULTS"])}
+    command = SweepResult(meta, pd.DataFrame(), pd.DataFrame({"seed": [0]})).command
+    words = command.split()
+    assert (NOTEBOOKS.parent / words[2]).is_file(), command
+    assert words[words.index("--out") + 1].startswith("notebooks/results/"), command

@@ -18,7 +18,7 @@ def test_latency_cdf_has_one_line_per_mode(tiny_run: WorkloadRun) -> None:
     assert isinstance(figure, Figure) and len(ax.lines) == 2
     (legend,) = figure.legends  # the figure's, below the axes: off the curves
     labels = [text.get_text() for text in legend.get_texts()]
-    assert labels[0].startswith("Mode 1  (n=") and "p99" in labels[0]
+    assert labels[0].startswith("Mode 1: n=") and "p99" in labels[0]
     assert ax.lines[0].get_ydata()[-1] == 1.0  # a CDF ends at 1
     assert ax.yaxis.get_major_formatter().format_data(0.5) == "50%"
 

@@ -21,9 +21,10 @@ def test_the_report_is_self_contained_and_replayable(tiny_sweep: SweepResult, tm
     assert tiny_sweep.out is not None
     monkeypatch.chdir(tmp_path)
     path = write_report(tiny_sweep.out)
-    assert path == Path("reports") / "two-cases.html"  # the default: under reports/
+    assert path == tiny_sweep.out / "report.html"  # the default: inside the results folder
+    assert not (tmp_path / "reports").exists()
     page = path.read_text(encoding="utf-8")
-    assert len(re.findall(r'<img alt="" src="data:image/png;base64,', page)) == 4
+    assert len(re.findall(r'<img alt="" src="data:image/png;base64,', page)) == 5
     assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from anywhere
     for heading in ("Replay", "Parameter sets", "Settlement latency by mode",
                     "Parking rate by issuer", "Webhook delivery", "Runs and their digests",
@@ -88,18 +89,35 @@ def test_an_interrupted_sweep_reports_only_the_runs_in_its_results(
     assert again.command == resume == done.command
 
 
-def test_rates_are_percentages(tiny_sweep: SweepResult, tmp_path: Path) -> None:
-    """Rates read as people read them: 37.8 (%), not 0.378."""
+def test_rates_are_percentages_and_metrics_have_human_labels(tiny_sweep: SweepResult,
+                                                               tmp_path: Path) -> None:
+    """Rates read as people read them: 37.8 (%), not 0.378; metric names as labels
+    (issue 29 §1: `first_attempt_success_rate` appeared raw)."""
     assert tiny_sweep.out is not None
     page = write_report(tiny_sweep.out, tmp_path / "r.html").read_text(encoding="utf-8")
-    assert "Parking rate by issuer (% of the issuer's transactions)" in page
-    section = page[page.index("Parking rate by issuer"):page.index("Parking rate by cause")]
-    assert "<th>mean (%)</th>" in section and "<th>max (%)</th>" in section
+    section = page[page.index("<h2>Parking rate by issuer"):page.index("Parking rate by cause")]
+    assert "<th>Parking rate (%)</th>" in section
     rows = tiny_sweep.metrics
     rate = rows[(rows["metric"] == "delivery_success_rate") & rows["subscription"].notna()]
     assert rate["value"].max() <= 1  # the metrics stay shares; the page shows percentages
-    hooks = page[page.index("<code>delivery_success_rate</code>"):
-                 page.index("<code>first_attempt_success_rate</code>")]
-    assert "<th>mean (%)</th>" in hooks
-    cells = [float(v) for v in re.findall(r"<td>([0-9.]+)</td>", hooks)]
-    assert any(v > 1 for v in cells)  # e.g. 100 for every delivery made
+    hooks = page[page.index("<h2>Webhook delivery"):page.index("<h2>Figures")]
+    assert "<th>Delivery success rate (%)</th>" in hooks
+    assert "<th>First-attempt success rate (%)</th>" in hooks
+    assert "first_attempt_success_rate" not in page.split("<h2>Inputs")[0]
+    means = [float(v.replace(",", "")) for v in re.findall(r"<td>([0-9.,]+) \[", hooks)]
+    assert any(v > 1 for v in means)  # e.g. 100 for every delivery made
+    text = re.sub(r"<img[^>]*>", "", page.split("<h2>Inputs")[0])
+    assert not re.search(r"\de[+-]\d", text)  # no exponents
+
+
+def test_every_figure_has_a_caption_naming_its_runs(tiny_sweep: SweepResult) -> None:
+    """Issue 29 §1: each figure has a title, axis labels and a caption saying what it shows
+    and from which runs."""
+    from clearing_sim.analysis.report import report_figures
+
+    for caption, figure in report_figures(tiny_sweep):
+        assert "run" in caption and ("seeds 0-1" in caption or "seed 0" in caption), caption
+        axes = [ax for ax in figure.axes if ax.get_visible()]
+        assert figure.get_suptitle() or all(ax.get_title() for ax in axes), caption
+        assert all(ax.get_ylabel() for ax in axes[:1]), caption
+        assert all(ax.get_xlabel() or figure.get_supxlabel() for ax in axes), caption
