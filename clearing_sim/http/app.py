@@ -93,10 +93,11 @@ class Shim:
         self.openapi = encode_json(document())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = _head(scope)
+        head = _head(scope)
         try:
-            if not self._body_unread(request):
-                request = await _read(request, receive)
+            request = head if self._body_unread(head) else await _read(head, receive)
+            if request is None:  # its body was cut off: never handed on, nobody to answer
+                return
             response = await self.respond(request)
         except Exception:  # a bug, not bad input: say so in the envelope, log the traceback
             _log.exception("unexpected failure answering %s %s", scope["method"],
@@ -258,15 +259,17 @@ def _head(scope: Scope) -> Request:
                    tuple(parse_qsl(query, keep_blank_values=True)), headers)
 
 
-async def _read(head: Request, receive: Receive) -> Request:
-    """The request with its body, read to at most ``READ_LIMIT_BYTES``."""
+async def _read(head: Request, receive: Receive) -> Request | None:
+    """The request with its body, read to at most ``READ_LIMIT_BYTES``; None when the body
+    was cut off (the peer closed, half closed or reset before its declared length or its
+    last chunk: uvicorn says ``http.disconnect`` before ``more_body`` is false)."""
     chunks: list[bytes] = []
     size = 0
     more = True
     while more and size < READ_LIMIT_BYTES:
         message = await receive()
         if message["type"] == "http.disconnect":
-            break
+            return None
         chunk = message.get("body", b"")[:READ_LIMIT_BYTES - size]
         size += len(chunk)
         chunks.append(chunk)
