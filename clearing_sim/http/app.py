@@ -20,7 +20,11 @@ answer cannot depend on its body (a route that needs a credential it does not pr
 validly, the operator surface without its token, any path outside the two surfaces) is
 answered without reading the body at all (a real issuer's webhook, signed over its body,
 is read); any other body is read to at most ``READ_LIMIT_BYTES`` (the API's 1 MiB and one
-byte more, so the API answers its own 413).
+byte more, so the API answers its own 413). A body that ends before its declared length or
+last chunk (the peer closed, half closed or reset) is never handed on: no answer, nothing
+journaled. A non-empty body on ``/api/v1`` not declared as JSON (``Content-Type``) is 415
+``unsupported_media_type``, answered here: the API itself, called in process by scenarios
+and replays, reads no media type.
 Header values are read as UTF-8 (latin-1 when they are not), so a limit in characters
 counts characters.
 """
@@ -44,6 +48,7 @@ from clearing_sim.domain.errors import (
     MethodNotAllowed,
     NotAllowed,
     NotFound,
+    UnsupportedMediaType,
 )
 from clearing_sim.http.clock import Clock
 from clearing_sim.http.delivery import RealDeliveries, RealOutcome
@@ -141,6 +146,10 @@ class Shim:
         path = request.path
         if is_health(request):  # touches nothing: no catch-up, no lock, no journal
             response = await self.operator.handle(request)
+        elif _prefixed(path, "/api/v1") and request.body and not _declares_json(request):
+            response = self._refusal(UnsupportedMediaType.one(
+                None, "unsupported_media_type", "the body must be declared as JSON: "
+                "Content-Type: application/json"))
         elif _prefixed(path, "/api/v1"):
             await self.clock.catch_up()
             response = await self._api(request)
@@ -239,6 +248,14 @@ class _Everything:
             await self.shim(scope, receive, send)
         else:
             await self.app(scope, receive, send)
+
+
+def _declares_json(request: Request) -> bool:
+    """``Content-Type`` is ``application/json`` or a ``+json`` type, any parameters after."""
+    declared = (request.header("Content-Type") or "").split(";", 1)[0].strip().lower()
+    kind, _, subtype = declared.partition("/")
+    return kind == "application" and (subtype == "json" or (
+        subtype.endswith("+json") and len(subtype) > len("+json")))
 
 
 def _text(raw: bytes) -> str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from typing import Any, ClassVar
 
 import h11
@@ -58,7 +59,9 @@ class Gate:
         self.connections_max = connections_max
         self.report_every_s = report_every_s
         self.open: set[GuardedH11Protocol] = set()
-        self.waiting: dict[GuardedH11Protocol, None] = {}  # insertion order: oldest first
+        # oldest first; an OrderedDict, whose first key is found in constant time however
+        # many were removed before it (a dict's iteration steps over their holes)
+        self.waiting: OrderedDict[GuardedH11Protocol, None] = OrderedDict()
         self.counts: dict[str, int] = {}
         self._reported_at: float | None = None
         self._report: asyncio.TimerHandle | None = None

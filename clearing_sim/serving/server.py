@@ -9,8 +9,9 @@ tests and kits run them on) all serve through ``GuardedServer``, a ``uvicorn.Ser
 - the guarded h11 protocol (``clearing_sim.serving.guard``): the header-read deadline and
   the connection cap that evicts connections without a complete request head;
 - a cap below the process's descriptor limit (``ServeLimits.cap``): room is kept for the
-  connections one ``accept()`` round takes before the cap sees them (``BACKLOG``) and for
-  the server's own files, so the cap, not ``accept()`` failing, is what a flood meets;
+  connections the ``accept()`` rounds take before the cap sees them (``BACKLOG`` a round)
+  and for the server's own files, so the cap, not ``accept()`` failing, is what a flood
+  meets;
 - an event-loop exception handler that counts asyncio's ``socket.accept() out of system
   resource`` (with its traceback, once per failed accept) in the gate's report instead;
 - ``Served`` around the app: an absolute-form request target (``GET http://h/p HTTP/1.1``,
@@ -45,9 +46,12 @@ from clearing_sim.serving.guard import Gate, GuardedH11Protocol, guarded
 __all__ = ["BACKLOG", "GuardedServer", "ServeLimits", "Served", "ServerThread", "bind",
            "limit_options"]
 
-BACKLOG = 128  # the most connections one accept() round of asyncio takes
+BACKLOG = 64  # the most connections one accept() round of asyncio takes
 _LISTEN_QUEUE = 2048  # connections the kernel holds for the next rounds (a burst of clients)
-_RESERVED = BACKLOG + 128  # descriptors kept for one accept() round and the server's files
+# Descriptors the cap leaves free: a connection reaches the gate (connection_made) two loop
+# iterations after its accept() and an evicted one is closed one iteration after, while
+# each iteration accepts up to BACKLOG more: four rounds in flight, and the server's files.
+_RESERVED = 4 * BACKLOG + 128
 _CAP_MOST = 10_000
 _ACCEPT_FAILED = "accept() failures at the descriptor limit"
 
