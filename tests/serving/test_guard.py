@@ -144,8 +144,13 @@ def test_a_cap_full_of_connections_inside_requests_closes_the_new_one() -> None:
 
 def test_the_header_deadline_runs_again_for_the_next_head_on_a_kept_alive_connection() -> None:
     """A connection that had one answer and then drips its next head (uvicorn's keep-alive
-    timeout restarts at every byte) is closed by the deadline all the same."""
+    timeout restarts at every byte), or sends nothing (uvicorn would close it after its
+    5 s keep-alive), is closed by the deadline all the same."""
     with _serving(_probe_app(), ServeLimits(0.5, 100)) as port:
+        silent = _connect(port, _get("/x"))
+        assert _answer(silent).startswith(b"HTTP/1.1 200")
+        assert not _closed(silent, 0.2) and _closed(silent, 1.0)
+        silent.close()
         sock = _connect(port, _get("/x"))
         assert _answer(sock).startswith(b"HTTP/1.1 200")
         started = time.monotonic()
@@ -264,16 +269,17 @@ def test_a_cut_body_reaches_neither_the_receiver_nor_the_gateway_nor_a_log(
     size = (f"Content-Length: {len(body) + 500}" if framing == "length"
             else "Transfer-Encoding: chunked")
     records = _Records()
-    logging.getLogger("uvicorn.error").addHandler(records)
-    try:
-        for app, path in ((receiver_app(Spy("whsec_cut", lambda: 0)), "/webhooks"),
-                          (issuer_app(gateway), "/burn-instructions")):
-            with _serving(app, ServeLimits()) as port:
+    for app, path in ((receiver_app(Spy("whsec_cut", lambda: 0)), "/webhooks"),
+                      (issuer_app(gateway), "/burn-instructions")):
+        with _serving(app, ServeLimits()) as port:
+            # after uvicorn configured its loggers (which drops any handler already there)
+            logging.getLogger("uvicorn.error").addHandler(records)
+            try:
                 head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
                         f"\r\n{size}\r\n\r\n").encode()
                 _cut(port, head, framed, how)
                 time.sleep(0.2)
-    finally:
-        logging.getLogger("uvicorn.error").removeHandler(records)
+            finally:
+                logging.getLogger("uvicorn.error").removeHandler(records)
     assert delivered == []
     assert [r for r in records.records if r.exc_info or r.levelno >= logging.ERROR] == []
