@@ -12,7 +12,10 @@ the server's ``Gate``:
 - **the header deadline**: a connection waiting for a request head (a new one, or a
   keep-alive one after its answer) that has not received the complete request line and
   headers within ``header_timeout_s`` is closed. The deadline runs from when the wait began;
-  bytes that arrive do not extend it.
+  bytes that arrive do not extend it. The same deadline then runs for the body, from the
+  end of the head: a body still incomplete ``header_timeout_s`` later (a slow or stalled
+  upload, which the cap cannot evict: its connection is inside a request) is cut off, and
+  the app reading it reads ``http.disconnect`` (no handler acts on a cut-off body).
 - **the connection cap**: a connection that would make ``connections_max`` open ones evicts
   the oldest connection still waiting for its request head (the one that has waited
   longest) and is served. Peers are not counted per address: on loopback every peer has the
@@ -45,6 +48,8 @@ _log = logging.getLogger("uvicorn.error")
 
 EVICTED = "evicted at the connection cap (oldest without a complete request head)"
 LATE = "closed past the header deadline"
+LATE_BODY = "closed past the body deadline"
+HEAD, BODY = "head", "body"
 REFUSED = "refused at the connection cap (every connection inside a request)"
 
 
@@ -133,6 +138,7 @@ class GuardedH11Protocol(H11Protocol):
         super().__init__(*args, **kwargs)
         self.logger = _Counted(self.logger, self.gate)  # type: ignore[assignment]
         self._deadline: asyncio.TimerHandle | None = None
+        self._phase: str | None = None  # HEAD or BODY: what the deadline waits for
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -143,7 +149,7 @@ class GuardedH11Protocol(H11Protocol):
         self._follow()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._head_received()
+        self._stop_clock()
         self.gate.forget(self)
         super().connection_lost(exc)
 
@@ -156,38 +162,40 @@ class GuardedH11Protocol(H11Protocol):
         self._follow()
 
     def drop(self) -> None:
-        """Close this connection now (evicted, or late): no answer, no request is running."""
-        self._head_received()
+        """Close this connection now (evicted, or late); a request reading its body reads
+        ``http.disconnect``, and its app answers nobody."""
+        self._stop_clock()
         self.gate.forget(self)
         self.transport.abort()
 
     def _follow(self) -> None:
-        """Whether this connection now waits for a request head: h11 says so (the client is
-        IDLE: no request line and headers complete since the last request)."""
-        if self.transport.is_closing():
-            self._head_received()
-        elif self.conn.their_state is h11.IDLE:
-            self._await_head()
-        else:
-            self._head_received()
-
-    def _await_head(self) -> None:
-        if self._deadline is None:  # a wait already under way keeps its deadline
+        """Which deadline runs now, as h11 sees the client: IDLE, waiting for a request head
+        (since the connection opened or its last request ended); SEND_BODY, a head received
+        and its body not complete; otherwise none (the request is the app's to answer)."""
+        state = None if self.transport.is_closing() else self.conn.their_state
+        phase = HEAD if state is h11.IDLE else BODY if state is h11.SEND_BODY else None
+        if phase == self._phase:  # a wait already under way keeps its deadline
+            return
+        self._stop_clock()
+        if phase is None:
+            return
+        self._phase = phase
+        if phase == HEAD:
             self.gate.waiting[self] = None
-            self._deadline = asyncio.get_running_loop().call_later(
-                self.gate.header_timeout_s, self._late)
+        self._deadline = asyncio.get_running_loop().call_later(
+            self.gate.header_timeout_s, self._late)
 
-    def _head_received(self) -> None:
+    def _stop_clock(self) -> None:
         self.gate.waiting.pop(self, None)
+        self._phase = None
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
 
     def _late(self) -> None:
         self._deadline = None
-        if self in self.gate.waiting:
-            self.gate.note(LATE)
-            self.drop()
+        self.gate.note(LATE if self._phase == HEAD else LATE_BODY)
+        self.drop()
 
 
 def guarded(base: type[GuardedH11Protocol], gate: Gate) -> type[GuardedH11Protocol]:

@@ -40,7 +40,13 @@ from clearing_sim.webhooks import NaiveReceiver
 PARTIAL = b"GET /api/v1/system/status HTTP/1.1\r\nHost: x\r\n"
 
 
-def _probe_app() -> Starlette:
+def _probe_app(bodies: list[bytes] | None = None) -> Starlette:
+    async def echo(request: HttpRequest) -> PlainTextResponse:
+        body = await request.body()
+        if bodies is not None:
+            bodies.append(body)
+        return PlainTextResponse(body)
+
     async def fast(request: HttpRequest) -> PlainTextResponse:
         return PlainTextResponse("ok")
 
@@ -48,7 +54,8 @@ def _probe_app() -> Starlette:
         await asyncio.sleep(0.8)  # inside a request: not evictable
         return PlainTextResponse("slow")
 
-    return Starlette(routes=[Route("/x", fast), Route("/slow", slow)])
+    return Starlette(routes=[Route("/x", fast), Route("/slow", slow),
+                             Route("/echo", echo, methods=["POST"])])
 
 
 #: the three apps the commands serve: the app, its protocol, a path that answers
@@ -90,6 +97,18 @@ def _whole(sock: socket.socket) -> bytes:
     while chunk := _answer(sock):
         data += chunk
     return data
+
+
+def _whole_answer(sock: socket.socket) -> bytes:
+    """One answer of a kept-alive connection: its head and ``Content-Length`` bytes."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += _answer(sock)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))  # type: ignore[union-attr]
+    while len(body) < length:
+        body += _answer(sock)
+    return head + b"\r\n\r\n" + body
 
 
 def _closed(sock: socket.socket, within_s: float = 0.5) -> bool:
@@ -166,6 +185,24 @@ def test_the_header_deadline_runs_again_for_the_next_head_on_a_kept_alive_connec
                 break
         sock.close()
     assert closed_after is not None and 0.4 <= closed_after < 1.5, closed_after
+
+
+def test_a_body_not_complete_by_the_deadline_after_its_head_is_cut_off() -> None:
+    """A stalled upload holds a connection the cap cannot evict (it is inside a request):
+    the same deadline runs from the end of the head, then the body is cut off and its
+    handler never runs; a body that comes in time is echoed."""
+    bodies: list[bytes] = []
+    with _serving(_probe_app(bodies), ServeLimits(0.5, 100)) as port:
+        head = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+        stalled = _connect(port, head + b"x" * 10)
+        started = time.monotonic()
+        assert not _closed(stalled, 0.3) and _closed(stalled, 1.2)
+        closed_after = time.monotonic() - started
+        whole = _connect(port, head + b"y" * 100)
+        assert _whole_answer(whole).endswith(b"y" * 100)
+        for sock in (stalled, whole):
+            sock.close()
+    assert 0.3 <= closed_after < 1.5 and bodies == [b"y" * 100]
 
 
 def test_the_cap_is_below_the_descriptor_limit() -> None:
