@@ -136,11 +136,10 @@ class GuardedServer(uvicorn.Server):
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (IPv6 when ``host`` has a colon)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    """A listening IPv4 TCP socket on ``host:port``."""
     # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted sockets only when the
     # socket says it is TCP; without it every answer waits ~40 ms for a delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(_LISTEN_QUEUE)
