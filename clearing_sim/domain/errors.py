@@ -254,8 +254,9 @@ PRECEDENCE: tuple[str, ...] = (
     "Service-Version (400 unsupported_version)",
     "environment (503 sandbox_unavailable)",
     "authentication (401)",
-    "over HTTP, Content-Type of a body (415 unsupported_media_type): the shim checks it once "
-    "the route is known and the credential authenticates, before the API's own checks",
+    "over HTTP, Content-Type of a body within the size limit (415 unsupported_media_type): "
+    "the shim checks it once the route is known and the credential authenticates, before "
+    "the API's own checks",
     "capability (403 missing_capability)",
     "Idempotency-Key (400 idempotency_key_empty, idempotency_key_too_long)",
     "body size (413) and syntax (400 malformed_json, invalid_string), on mutating routes",

@@ -146,7 +146,8 @@ class Shim:
         path = request.path
         if is_health(request):  # touches nothing: no catch-up, no lock, no journal
             response = await self.operator.handle(request)
-        elif _prefixed(path, "/api/v1") and request.body and not _declares_json(request):
+        elif _prefixed(path, "/api/v1") and 0 < len(request.body) <= BODY_BYTES_MAX \
+                and not _declares_json(request):  # a body past the limit: the API's 413
             response = self._refusal(UnsupportedMediaType.one(
                 None, "unsupported_media_type", "the body must be declared as JSON: "
                 "Content-Type: application/json"))
