@@ -20,7 +20,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
-import uvicorn
 
 from clearing_sim.conformance.receiver_kit import (
     PROCESS_WITHIN_S,
@@ -56,6 +55,7 @@ from clearing_sim.conformance.report import (
     text_lines,
 )
 from clearing_sim.gateway.cli import conformance_issuer
+from clearing_sim.serving import GuardedServer, ServeLimits, limit_options
 from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver
 
 __all__ = ["conformance", "receiver", "write_report"]
@@ -228,8 +228,10 @@ def receiver() -> None:
 @click.option("--api-base-url", default=None, metavar="URL",
               help="The service (or shim) the reference receiver fetches transactions from.")
 @click.option("--api-key", default=None, metavar="KEY", help="Its API key.")
+@limit_options
 def serve_receiver(host: str, port: int, secret: str | None, naive: bool, ack_first: bool,
-                   defect: str | None, api_base_url: str | None, api_key: str | None) -> None:
+                   defect: str | None, api_base_url: str | None, api_key: str | None,
+                   limits: ServeLimits) -> None:
     """Serve a receiver: POST /webhooks takes deliveries, GET /transactions/{id} shows its
     view (the kit's probe)."""
     if defect == "list":
@@ -271,7 +273,6 @@ def serve_receiver(host: str, port: int, secret: str | None, naive: bool, ack_fi
     click.echo(f"{kind} receiver on http://{host}:{bound[1]}  POST /webhooks, "
                "probe GET /transactions/{id}")
     sys.stdout.flush()
-    config = uvicorn.Config(receiver_app(hook, echo=click.echo), log_level="warning",
-                            access_log=False)
+    server = GuardedServer(receiver_app(hook, echo=click.echo), limits)
     with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])

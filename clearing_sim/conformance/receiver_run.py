@@ -19,7 +19,6 @@ import socket
 from collections.abc import Callable
 
 import httpx
-import uvicorn
 from attrs import frozen
 from starlette.applications import Starlette
 
@@ -28,6 +27,8 @@ from clearing_sim.conformance.receiver_stage import Stage, add_cast
 from clearing_sim.conformance.report import Report
 from clearing_sim.http.app import create_app
 from clearing_sim.http.options import ServeOptions
+from clearing_sim.http.protocol import EnvelopeH11Protocol
+from clearing_sim.serving import GuardedServer
 
 __all__ = ["KitShim", "run_receiver_kit", "shim_api_key", "shim_base_url"]
 
@@ -85,8 +86,7 @@ async def run_receiver_kit(options: KitOptions, *, host: str = "127.0.0.1", port
     sock = _bind(host, port)
     bound = sock.getsockname()
     shim = KitShim(public_url or shim_base_url(str(bound[0]), bound[1]), api_key, token)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
-                                           lifespan="on"))
+    server = GuardedServer(app, lifespan="on", protocol=EnvelopeH11Protocol)
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started:

@@ -20,21 +20,20 @@ wall clock (unix seconds), as a member's receiver's is. The naive receiver
 (``replay_window_s=None``) never fetches and never looks at ``t``. Handlers run in Starlette's
 thread pool (the fetch blocks), one delivery at a time (a lock), as a simple receiver would.
 
-``ReceiverServer`` runs an application under uvicorn on a thread of its own, bound to a
-loopback port (0: a free one), for tests and the kit's examples: ``start()``, ``url``,
-``stop()``.
+``ReceiverServer`` runs an application on a thread of its own, bound to a loopback port (0:
+a free one), the way every server of the project is served (``clearing_sim.serving``: the
+header deadline, the connection cap), for tests and the kit's examples: ``start()``,
+``url``, ``stop()``.
 """
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request as HttpRequest
@@ -44,6 +43,7 @@ from starlette.routing import Route
 from clearing_sim.request_limits import read_body
 from clearing_sim.service.messages import Request
 from clearing_sim.service.messages import Response as ApiResponse
+from clearing_sim.serving import ServerThread
 from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver
 
 __all__ = ["HttpTransactionSource", "ReceiverServer", "receiver_app", "wall_clock_s"]
@@ -111,33 +111,9 @@ def receiver_app(receiver: ReferenceReceiver | NaiveReceiver,
                              Route("/transactions/{id}", probe, methods=["GET"])])
 
 
-class ReceiverServer:
-    """An application under uvicorn on a background thread, on ``host:port``."""
-
-    def __init__(self, app: Starlette, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind((host, port))
-        self.sock.listen(128)
-        self.host, self.port = self.sock.getsockname()[:2]
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
-                                       daemon=True, name=f"receiver:{self.port}")
+class ReceiverServer(ServerThread):
+    """An application on a background thread (``clearing_sim.serving``), on ``host:port``."""
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def start(self) -> ReceiverServer:
-        self.thread.start()
-        for _ in range(500):
-            if self.server.started:
-                return self
-            time.sleep(0.01)
-        raise RuntimeError(f"the receiver on {self.url} did not start")
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.sock.close()
+        return self.base_url

@@ -2,8 +2,8 @@
 
 Public names: ``Problem``, ``DomainError``, ``InvalidRequest``, ``Unauthenticated``,
 ``Forbidden``, ``NotFound``, ``MethodNotAllowed``, ``NotAllowed``, ``PayloadTooLarge``,
-``SandboxUnavailable``, ``InternalError``, ``ErrorCode``, ``CATALOGUE``, ``PRECEDENCE``,
-``error_class``.
+``UnsupportedMediaType``, ``SandboxUnavailable``, ``InternalError``, ``ErrorCode``,
+``CATALOGUE``, ``PRECEDENCE``, ``error_class``.
 
     DomainError               a refusal; changes nothing         status  type
     ├── InvalidRequest        malformed or rule-breaking input      400  invalid_request_error
@@ -13,6 +13,7 @@ Public names: ``Problem``, ``DomainError``, ``InvalidRequest``, ``Unauthenticate
     ├── MethodNotAllowed      the path exists, the method not       405  invalid_request_error
     ├── NotAllowed            valid input the state forbids         409  conflict_error
     ├── PayloadTooLarge       a body over the size limit            413  invalid_request_error
+    ├── UnsupportedMediaType  a body not declared as JSON (HTTP)    415  invalid_request_error
     ├── SandboxUnavailable    sandbox-only route in production      503  sandbox_unavailable
     └── InternalError         a defect of ours, never bad input     500  api_error
 
@@ -31,7 +32,8 @@ from attrs import frozen
 
 __all__ = ["CATALOGUE", "PRECEDENCE", "DomainError", "ErrorCode", "Forbidden",
            "InternalError", "InvalidRequest", "MethodNotAllowed", "NotAllowed", "NotFound",
-           "PayloadTooLarge", "Problem", "SandboxUnavailable", "Unauthenticated", "error_class"]
+           "PayloadTooLarge", "Problem", "SandboxUnavailable", "Unauthenticated",
+           "UnsupportedMediaType", "error_class"]
 
 
 @frozen
@@ -95,6 +97,14 @@ class NotAllowed(DomainError):
 
 class PayloadTooLarge(DomainError):
     status = 413
+    type = "invalid_request_error"
+
+
+class UnsupportedMediaType(DomainError):
+    """A body whose ``Content-Type`` is not JSON: the HTTP shim's refusal (a request made in
+    process, by a scenario or a journal's replay, declares no media type)."""
+
+    status = 415
     type = "invalid_request_error"
 
 
@@ -228,6 +238,10 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
                                 "running events: nothing was done; retry after Retry-After")),
     *_codes(PayloadTooLarge,
             ("payload_too_large", "the body exceeds 1 MiB")),
+    *_codes(UnsupportedMediaType,
+            ("unsupported_media_type", "a request with a body does not declare it as JSON "
+                                       "(Content-Type application/json, or a +json type); "
+                                       "answered by the HTTP shim")),
     *_codes(SandboxUnavailable,
             ("sandbox_unavailable", "a sandbox-only route called in production")),
     *_codes(InternalError,
@@ -242,6 +256,9 @@ PRECEDENCE: tuple[str, ...] = (
     "Service-Version (400 unsupported_version)",
     "environment (503 sandbox_unavailable)",
     "authentication (401)",
+    "over HTTP, Content-Type of a body within the size limit (415 unsupported_media_type): "
+    "the shim checks it once the route is known and the credential authenticates, before "
+    "the API's own checks",
     "capability (403 missing_capability)",
     "Idempotency-Key (400 idempotency_key_empty, idempotency_key_too_long)",
     "body size (413) and syntax (400 malformed_json, invalid_string), on mutating routes",

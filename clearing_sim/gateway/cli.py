@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import NoReturn
 
 import click
-import uvicorn
 
 from clearing_sim.conformance.report import (
     EXIT_USAGE,
@@ -38,6 +37,7 @@ from clearing_sim.gateway.reference.app import Auth, create_app
 from clearing_sim.gateway.reference.state import HOLD_POINTS, TRIGGERS_DEFAULT
 from clearing_sim.gateway.serving import ServerTls, bind
 from clearing_sim.gateway.transport import GatewayConfig
+from clearing_sim.serving import GuardedServer, ServeLimits, limit_options
 from clearing_sim.tls import TlsProblem
 from clearing_sim.tls.certs import sign_csr_file, write_bundle
 
@@ -108,12 +108,13 @@ def _defects(ctx: click.Context, param: click.Parameter,
 @click.option("--webhook-secret", help="the signing secret the service issued")
 @click.option("--webhook-ca", type=_FILE,
               help="verify an https webhook receiver against this CA (default: the system's)")
+@limit_options
 def serve(host: str, port: int, seed: int, mode: str, hold_at: str, defects: frozenset[Defect],
           step_ms: int,
           tls_cert: Path | None, tls_key: Path | None, client_ca: Path | None,
           bearer: str | None, oauth_client_id: str | None, oauth_client_secret: str | None,
           token_ttl: int, webhook_url: str | None, webhook_secret: str | None,
-          webhook_ca: Path | None) -> None:
+          webhook_ca: Path | None, limits: ServeLimits) -> None:
     """Run the reference issuer gateway: the issuer side of the contract over HTTP.
 
     \b
@@ -154,10 +155,8 @@ def serve(host: str, port: int, seed: int, mode: str, hold_at: str, defects: fro
                f"{scheme}://{host}:{sock.getsockname()[1]}", err=False)
     sys.stdout.flush()
     options = tls.uvicorn_options() if tls is not None else {}
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                            **options)
     with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run(sockets=[sock])
+        GuardedServer(app, limits, lifespan="off", **options).run(sockets=[sock])
 
 
 @issuer.command()

@@ -21,7 +21,11 @@ answer cannot depend on its body (a route that needs a credential it does not pr
 validly, the operator surface without its token, any path outside the two surfaces) is
 answered without reading the body at all (a real issuer's webhook, signed over its body,
 is read); any other body is read to at most ``READ_LIMIT_BYTES`` (the API's 1 MiB and one
-byte more, so the API answers its own 413).
+byte more, so the API answers its own 413). A body that ends before its declared length or
+last chunk (the peer closed, half closed or reset) is never handed on: no answer, nothing
+journaled. A non-empty body on ``/api/v1`` not declared as JSON (``Content-Type``) is 415
+``unsupported_media_type``, answered here: the API itself, called in process by scenarios
+and replays, reads no media type.
 Header values are read as UTF-8 (latin-1 when they are not), so a limit in characters
 counts characters.
 """
@@ -45,6 +49,7 @@ from clearing_sim.domain.errors import (
     MethodNotAllowed,
     NotAllowed,
     NotFound,
+    UnsupportedMediaType,
 )
 from clearing_sim.http.clock import Clock, ClockAdvancing
 from clearing_sim.http.console_files import console_response, is_console
@@ -95,10 +100,11 @@ class Shim:
         self.openapi = encode_json(document())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = _head(scope)
+        head = _head(scope)
         try:
-            if not self._body_unread(request):
-                request = await _read(request, receive)
+            request = head if self._body_unread(head) else await _read(head, receive)
+            if request is None:  # its body was cut off: never handed on, nobody to answer
+                return
             response = await self.respond(request)
         except Exception:  # a bug, not bad input: say so in the envelope, log the traceback
             _log.exception("unexpected failure answering %s %s", scope["method"],
@@ -144,6 +150,11 @@ class Shim:
             return console_response(request)
         if is_health(request):  # touches nothing: no catch-up, no lock, no journal
             response = await self.operator.handle(request)
+        elif _prefixed(path, "/api/v1") and 0 < len(request.body) <= BODY_BYTES_MAX \
+                and not _declares_json(request):  # a body past the limit: the API's 413
+            response = self._refusal(UnsupportedMediaType.one(
+                None, "unsupported_media_type", "the body must be declared as JSON: "
+                "Content-Type: application/json"))
         elif _prefixed(path, "/api/v1"):
             await self.clock.catch_up()
             response = await self._api(request)
@@ -269,6 +280,14 @@ class _Everything:
             await self.app(scope, receive, send)
 
 
+def _declares_json(request: Request) -> bool:
+    """``Content-Type`` is ``application/json`` or a ``+json`` type, any parameters after."""
+    declared = (request.header("Content-Type") or "").split(";", 1)[0].strip().lower()
+    kind, _, subtype = declared.partition("/")
+    return kind == "application" and (subtype == "json" or (
+        subtype.endswith("+json") and len(subtype) > len("+json")))
+
+
 def _text(raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
@@ -292,15 +311,17 @@ def _head(scope: Scope) -> Request:
                    tuple(parse_qsl(query, keep_blank_values=True, errors=_NOT_UTF8)), headers)
 
 
-async def _read(head: Request, receive: Receive) -> Request:
-    """The request with its body, read to at most ``READ_LIMIT_BYTES``."""
+async def _read(head: Request, receive: Receive) -> Request | None:
+    """The request with its body, read to at most ``READ_LIMIT_BYTES``; None when the body
+    was cut off (the peer closed, half closed or reset before its declared length or its
+    last chunk: uvicorn says ``http.disconnect`` before ``more_body`` is false)."""
     chunks: list[bytes] = []
     size = 0
     more = True
     while more and size < READ_LIMIT_BYTES:
         message = await receive()
         if message["type"] == "http.disconnect":
-            break
+            return None
         chunk = message.get("body", b"")[:READ_LIMIT_BYTES - size]
         size += len(chunk)
         chunks.append(chunk)

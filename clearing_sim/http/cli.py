@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import click
-import uvicorn
 
 from clearing_sim.http.app import create_app
 from clearing_sim.http.delivery import RealOutcome
@@ -31,6 +30,7 @@ from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import parse_scenario, read_bounded
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import SetupFailed, StepFailed
+from clearing_sim.serving import GuardedServer, ServeLimits, limit_options
 from clearing_sim.sim.receivers import Arrival
 from clearing_sim.sim.world import Environment
 from clearing_sim.stopping import term_as_interrupt
@@ -194,10 +194,11 @@ def _options(seed: int | None, operator_token: str, environment: str | None, clo
               envvar="CLEARING_SIM_JOURNAL", show_envvar=True,
               metavar="FILE", help="Append every change to this journal, durable before its "
                                    "answer; an existing journal is replayed first (restart).")
+@limit_options
 def serve(host: str, port: int, seed: int | None, operator_token: str | None,
           world_file: str | None, environment: str | None, clock: str, speed: float | None,
           deliver_webhooks: bool, allow_private_webhook_urls: bool, webhook_ca: str | None,
-          access_log: bool, journal_file: str | None) -> None:
+          access_log: bool, journal_file: str | None, limits: ServeLimits) -> None:
     """Serve the API over HTTP on a simulated world whose clock you drive.
 
     /api/v1 is the service's API (the same bytes as in-process), /sim/v1 the operator
@@ -258,14 +259,14 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
         click.echo(f"warning: listening on {host}, not loopback: anyone who can reach it can "
                    "use the API keys and secrets it prints", err=True)
     sys.stdout.flush()
-    config = uvicorn.Config(app, log_level="warning", access_log=access_log, lifespan="on",
-                            use_colors=colour_wanted(), http=EnvelopeH11Protocol)
+    server = GuardedServer(app, limits, protocol=EnvelopeH11Protocol, access_log=access_log,
+                           lifespan="on", use_colors=colour_wanted())
     if access_log:  # log_level applies to the access logger too: let its lines through
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     # uvicorn stops cleanly on SIGINT or SIGTERM, then re-raises the signal to the handler
     # that was there before: for SIGTERM (kill, a service manager) too, that ends here.
     with term_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
     if sim.journal is not None:
         sim.journal.writer.close()
     click.echo(f"clearing-sim stopped at virtual {sim.world.iso()}, digest "

@@ -13,9 +13,9 @@ document's paths against the tables.
 Security comes from the rows (a sandbox API key and/or a tenant-admin JWT, none for public
 routes, the operator token for ``/sim/v1`` but none for ``GET /sim/v1/health``); error
 responses from what each route can refuse: 400 always, 401 and 403 unless public, 404 with a
-path parameter (or a looked-up id), 409 when it changes state, 413 with a body, 503 when
-sandbox-only; any other status is the error envelope too (``default``). Schemas:
-``clearing_sim.http.schemas``.
+path parameter (or a looked-up id), 409 when it changes state, 413 with a body (and 415
+on ``/api/v1``: a body not declared as JSON), 503 when sandbox-only; any other status is the
+error envelope too (``default``). Schemas: ``clearing_sim.http.schemas``.
 The inbound issuer-webhook route (``clearing_sim.http.gateways.INBOUND_ROUTES``) answers in
 its own small shapes, not the envelope: 202 ``{accepted}`` for a verified prompt, 401
 ``{error}`` for an unsigned, wrongly signed or stale one, 404 ``{error}`` for a bad path; its
@@ -217,6 +217,7 @@ _ERRORS = {400: "the request is malformed or breaks a rule (invalid_request_erro
            409: "the current state does not allow it, or an Idempotency-Key was reused "
                 "(conflict_error)",
            413: "the body is over 1 MiB (invalid_request_error)",
+           415: "the body is not declared as JSON by Content-Type (invalid_request_error)",
            503: "a sandbox-only route called in production (sandbox_unavailable)"}
 _SECURITY = {CredentialKind.API_KEY: "apiKey", CredentialKind.TENANT_ADMIN: "adminSession"}
 
@@ -271,7 +272,7 @@ def _responses(template: str, method: str, op: Operation, *, api: bool, public: 
     if method in _STATE_CHANGES:
         codes.append(409)
     if op.request is not None:
-        codes.append(413)
+        codes += [413, 415] if api else [413]
     if sandbox_only:
         codes.append(503)
     for code in codes:

@@ -1,4 +1,6 @@
-"""uvicorn's HTTP/1.1 protocol, with its own refusals in the API's error envelope.
+"""The shim's HTTP/1.1 protocol: the guarded one of every server (``clearing_sim.serving``:
+the header deadline, the connection cap), with uvicorn's own refusals in the API's error
+envelope.
 
 Public names: ``EnvelopeH11Protocol``, ``NIL_COMMAND_ID``.
 
@@ -11,11 +13,10 @@ refusal of the shim, ``{errors: [{type, code, message}], meta: {commandId}}`` wi
 
 from __future__ import annotations
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
-
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.service import envelope
 from clearing_sim.service.messages import encode_json
+from clearing_sim.serving.guard import GuardedH11Protocol
 
 __all__ = ["NIL_COMMAND_ID", "EnvelopeH11Protocol"]
 
@@ -27,7 +28,7 @@ def _envelope(message: str) -> bytes:
     return encode_json(envelope.failure(error, NIL_COMMAND_ID))
 
 
-class EnvelopeH11Protocol(H11Protocol):
+class EnvelopeH11Protocol(GuardedH11Protocol):
     def send_400_response(self, msg: str) -> None:
         body = _envelope("the request is not valid HTTP/1.1: " + msg.rstrip("."))
         head = (b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\n"

@@ -182,7 +182,7 @@ def test_the_idempotency_key_limit_counts_characters_over_http() -> None:
     for key, status in (("é" * 256, 201), ("é" * 257, 400)):
         sent = call(app, "POST", "/api/v1/webhooks", body=body, headers=[
             (b"authorization", f"Bearer {cast['member_key']}".encode()),
-            (b"idempotency-key", key.encode())])
+            (b"content-type", b"application/json"), (b"idempotency-key", key.encode())])
         assert sent.status == status, sent.body
 
 

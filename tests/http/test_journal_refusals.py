@@ -58,10 +58,11 @@ def test_a_refused_request_adds_at_most_a_bounded_entry_and_replays(
     refused = 0
     for method, target, body, who in requests:
         size = path.stat().st_size
-        answer = client.request(method, target, content=body, headers=credentials[who])
+        answer = client.request(method, target, content=body, headers={
+            **credentials[who], "Content-Type": "application/json"})
         assert answer.status_code < 500
         if 400 <= answer.status_code < 500:
-            refused += 1
+            refused += answer.status_code != 415  # the shim's own: the world never saw it
             assert path.stat().st_size - size <= REFUSAL_BYTES_MAX, (method, target[:80])
     before = digest(client)
     client.close()
