@@ -49,6 +49,7 @@ from clearing_sim.sim.custody import CustodyRegistry
 from clearing_sim.sim.dns import DnsTable
 from clearing_sim.sim.eventlog import EventLog
 from clearing_sim.sim.gateway import ExternalCalls, Gateway
+from clearing_sim.sim.gauges import OperationTimes, RunningProcesses
 from clearing_sim.sim.inbox import IssuerInbox
 from clearing_sim.sim.issuer import IssuerBehaviour, IssuerGateway
 from clearing_sim.sim.kernel import Kernel
@@ -108,6 +109,10 @@ class World:
         self.forget_terminal = forget_terminal
         # the clock as a C-level read of the kernel's time (no Python frame per record)
         self.log = EventLog(partial(getattr, self.env, "_now"), log_sink, retain_log)
+        #: the status check's latency figures; listens first, before any listener that logs
+        self.operation_times = OperationTimes(self.log)
+        #: sagas whose process is running (``sim.waiting.idle``)
+        self.running_sagas = RunningProcesses()
         self.participants = ParticipantRegistry()
         self.transactions = TransactionBook(self.log)
         self.sagas: dict[str, Saga] = {}
@@ -398,6 +403,7 @@ class World:
     def forget(self, transaction_id: str) -> None:
         """Drop a terminal transaction's bookkeeping (``forget_terminal`` worlds only)."""
         tx = self.transactions.forget(transaction_id)
+        self.operation_times.forget(transaction_id)
         del self.sagas[transaction_id]
         for leg in tx.legs:
             gateway = self.issuers.get(leg.issuer_id)
