@@ -13,7 +13,8 @@ Every saga step whose status changed is logged as ``saga.step``; every state cha
 The book also keeps what the API's reads ask of it at the cost of their answer (issue 30,
 section 2): ``parked_count``, the transactions parked now, and ``newest_first``, one
 participant's transactions (those it is in the audience of) newest first, from an index
-kept in creation order.
+kept in creation order once asked for (``index_scopes``: ``ServiceAPI`` asks when it is
+made, so a run no API reads pays nothing for it).
 """
 
 from __future__ import annotations
@@ -64,9 +65,31 @@ class TransactionBook:
         #: every transaction by id, read-only (the saga's read of its own, without a call)
         self.by_id: Mapping[str, Transaction] = self._by_id
         self._parked = 0
+        #: participant → its transactions, kept once asked for (``index_scopes``)
+        self._scopes: dict[str, _Scope] | None = None
+        self._seq: dict[str, int] = {}  # creation number of each transaction, when indexed
         self._opened = 0
-        self._seq: dict[str, int] = {}  # creation number of each transaction in the book
-        self._scopes: dict[str, _Scope] = {}  # participant → its transactions
+
+    def index_scopes(self) -> None:
+        """Keep the index ``newest_first`` reads from now on (made from the book at once)."""
+        if self._scopes is not None:
+            return
+        self._scopes = {}
+        for tx in self._by_id.values():
+            self._index(tx)
+
+    def _index(self, tx: Transaction) -> None:
+        assert self._scopes is not None
+        seq = self._seq[tx.id] = self._opened
+        self._opened += 1
+        scopes = self._scopes
+        for participant_id in dict.fromkeys(tx.audience):
+            scope = scopes.get(participant_id)
+            if scope is None:
+                scope = scopes[participant_id] = _Scope()
+            scope.ids.append(tx.id)
+            scope.seqs.append(seq)
+            scope.at_ms.append(tx.initiated_at_ms)
 
     @property
     def parked_count(self) -> int:
@@ -80,6 +103,8 @@ class TransactionBook:
         ``after`` (a list cursor's transaction id and initiation time): only those older
         than that transaction, or, when it is no longer in the participant's view, those
         initiated before that time."""
+        self.index_scopes()
+        assert self._scopes is not None
         scope = self._scopes.get(participant_id)
         if scope is None:
             return
@@ -118,13 +143,14 @@ class TransactionBook:
         """Remove a terminal transaction (``World.forget``); it is no longer found."""
         tx = self._by_id.pop(transaction_id)
         assert tx.terminal, f"forgetting open transaction {transaction_id}"
-        del self._seq[transaction_id]
         self._parked -= tx.parked
-        for participant_id in dict.fromkeys(tx.audience):
-            scope = self._scopes[participant_id]
-            scope.dead += 1
-            if 2 * scope.dead > len(scope.ids):  # keep the index the size of the book
-                self._scopes[participant_id] = self._compacted(scope)
+        if self._scopes is not None:
+            del self._seq[transaction_id]
+            for participant_id in dict.fromkeys(tx.audience):
+                scope = self._scopes[participant_id]
+                scope.dead += 1
+                if 2 * scope.dead > len(scope.ids):  # keep the index the size of the book
+                    self._scopes[participant_id] = self._compacted(scope)
         return tx
 
     def _compacted(self, scope: _Scope) -> _Scope:
@@ -140,16 +166,8 @@ class TransactionBook:
         """Record a new transaction in state ``received`` (trigger ``initiated``)."""
         assert tx.id not in self._by_id and not tx.parked
         self._by_id[tx.id] = tx
-        seq = self._seq[tx.id] = self._opened
-        self._opened += 1
-        scopes = self._scopes
-        for participant_id in dict.fromkeys(tx.audience):
-            scope = scopes.get(participant_id)
-            if scope is None:
-                scope = scopes[participant_id] = _Scope()
-            scope.ids.append(tx.id)
-            scope.seqs.append(seq)
-            scope.at_ms.append(tx.initiated_at_ms)
+        if self._scopes is not None:
+            self._index(tx)
         append = self._log.append
         for index, step in enumerate(tx.saga.steps):  # a new saga: every step, in order
             append("saga.step", transactionId=tx.id, index=index, name=_TEXT[step.name],

@@ -154,11 +154,16 @@ class EventLog:
             listener(record)
         return record
 
-    def listen(self, listener: Callable[[Record], None], kind: str | None = None) -> None:
+    def listen(self, listener: Callable[[Record], None], kind: str | None = None, *,
+               first: bool = False) -> None:
         """Call ``listener`` with each record appended from now on (of ``kind`` only, if
         given; of its family if ``kind`` ends in ``.``), in the order the listeners were
-        added."""
-        self._listeners.append((kind, listener))
+        added; ``first``: before every listener added so far, so it sees each record before
+        any record another listener appends in answer to it (records in log order)."""
+        if first:
+            self._listeners.insert(0, (kind, listener))
+        else:
+            self._listeners.append((kind, listener))
         self._calls.clear()
 
     def unlisten(self, listener: Callable[[Record], None]) -> None:
@@ -173,6 +178,11 @@ class EventLog:
 
     def __len__(self) -> int:
         return self._count
+
+    @property
+    def retained(self) -> bool:
+        """Whether the log keeps its records in memory (``retain``)."""
+        return self._retain
 
     def _kept(self) -> list[Record]:
         if not self._retain:

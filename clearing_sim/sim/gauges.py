@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -96,7 +96,10 @@ class _Operation:
 
 
 class OperationTimes:
-    """The ledger and RTGS latency figures of one log, kept as it grows.
+    """The ledger and RTGS latency figures of one log, kept as it grows: made by the first
+    reader (``World.operation_times``, which the API asks for when it is made, so a world
+    that serves no API pays nothing per record), it reads the records logged so far once,
+    then listens before every other listener.
 
     ``_last`` holds, per transaction, its latest start record's time (>= 0) or, when its
     latest record of either kind hides the next start, ``-1 - seq`` of that record.
@@ -110,12 +113,28 @@ class OperationTimes:
         self._seen = dict.fromkeys(FAMILIES, 0)  # operations ever kept, per family
         self._instant_ms = -1
         self._returns_now: dict[str, list[_Operation]] = {}  # ledger.return at _instant_ms
-        for kind in START_KINDS:
-            log.listen(self._start if kind != "transaction.state" else self._state, kind)
-        for kind in UNTIMED_KINDS:
-            log.listen(self._untimed, kind)
-        log.listen(self._ledger, "ledger.")
-        log.listen(self._rtgs, "rtgs.")
+        for record in log:  # what was logged before (a world made before its API)
+            handle = self._handler(record.kind)
+            if handle is not None:
+                handle(record)
+        for kind in (*START_KINDS, *UNTIMED_KINDS, *FAMILIES):
+            handle = self._handler(kind)
+            assert handle is not None
+            log.listen(handle, kind, first=True)
+
+    def _handler(self, kind: str) -> Callable[[Record], None] | None:
+        """The listener for records of ``kind`` (or family), None for a kind the walk skips."""
+        if kind == "transaction.state":
+            return self._state
+        if kind in START_KINDS:
+            return self._start
+        if kind in UNTIMED_KINDS:
+            return self._untimed
+        if kind.startswith("ledger."):
+            return self._ledger
+        if kind.startswith("rtgs."):
+            return self._rtgs
+        return None
 
     def forget(self, transaction_id: str) -> None:
         self._last.pop(transaction_id, None)
