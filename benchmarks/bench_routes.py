@@ -49,7 +49,10 @@ def build(records: int, seed: int) -> tuple[World, ServiceAPI, str, str, str]:
     other = world.add_member("Southbank", Decimal("0.00"), {cast.asset(2): Decimal("100.00")})
     world.initiate(other.id, redeem(cast.asset(2), "10.00", "ONE-1"))
     world.run_all()
-    api = ServiceAPI(world)
+    started = time.perf_counter()
+    api = ServiceAPI(world)  # made after the history: reads it once for the running figures
+    print(f"  the API made on {len(world.log):,} records in "
+          f"{(time.perf_counter() - started) * 1e3:.1f} ms (its figures read them once)")
     member_key = api.credentials.issue_api_key(cast.member.id)[1]
     other_key = api.credentials.issue_api_key(other.id)[1]
     return world, api, member_key, other_key, other.id
