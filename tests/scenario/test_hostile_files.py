@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clearing_sim.cli import main
+from clearing_sim.scenario import source
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import parse_scenario
-from clearing_sim.scenario import source
 from clearing_sim.scenario.source import TEXT_CHARS_MAX, VALUES_MAX
 from tests.scenario.kit import BASE
 
