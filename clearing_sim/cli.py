@@ -22,7 +22,6 @@ from typing import Any, TextIO
 
 import click
 
-from clearing_sim.demo import run_demo
 from clearing_sim.extras import MissingExtra, require
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import collect, load_scenario, validate_paths
@@ -39,7 +38,6 @@ from clearing_sim.scenario.results import duration_text
 from clearing_sim.scenario.runner import play
 from clearing_sim.scenario.stage import Stage
 from clearing_sim.terminal import colour_wanted as _colour
-from clearing_sim.timeline import render_story, transaction_story
 
 __all__ = ["main"]
 
@@ -158,6 +156,8 @@ def demo(seed: int, log_file: TextIO | None) -> None:
     Example:
       clearing-sim demo --seed 7 --log reports/demo.jsonl
     """
+    from clearing_sim.demo import run_demo  # only this command runs it (start-up: issue 30)
+
     world, results = run_demo(seed)
     colour = _colour()
     for result in results:
@@ -398,6 +398,8 @@ def timeline(path: str, name: str, seed: int | None, polls: bool,
         else transaction_id
     click.echo(f"{scenario.name}: transaction {shown} ({tx.use_case.value}, "
                f"payment reference {tx.payment_reference}), seed {result.seed}")
+    from clearing_sim.timeline import render_story, transaction_story  # this command's only
+
     for line in render_story(stage.world, transaction_story(stage.world, transaction_id,
                                                             polls=polls, names=names)):
         click.echo(line)

@@ -20,10 +20,12 @@ from __future__ import annotations
 import hashlib
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any
-from xml.etree import ElementTree
+from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
+
+if TYPE_CHECKING:
+    from xml.etree import ElementTree
 
 from clearing_sim.scenario.errors import ScenarioError, ScenarioInvalid
 from clearing_sim.scenario.results import CheckResult, ScenarioResult, duration_text
@@ -123,6 +125,8 @@ def _case_times(outcome: Outcome) -> list[float]:
 
 
 def _suite(root: ElementTree.Element, outcome: Outcome) -> None:
+    from xml.etree import ElementTree  # only JUnit output needs it
+
     result = outcome.result
     suite = ElementTree.SubElement(
         root, "testsuite", name=result.name, file=result.path,
@@ -156,6 +160,8 @@ def _suite(root: ElementTree.Element, outcome: Outcome) -> None:
 
 def _error_suite(root: ElementTree.Element, error: ScenarioError) -> None:
     """An invalid file: one testcase with an ``<error>`` naming the file and line."""
+    from xml.etree import ElementTree  # only JUnit output needs it
+
     problems = _error_json(error)
     line = problems[0]["line"]
     suite = ElementTree.SubElement(root, "testsuite", name=error.path, file=error.path,
@@ -174,6 +180,8 @@ def junit_xml(outcomes: Sequence[Outcome], errors: Sequence[ScenarioError] = ())
     """JUnit XML: a ``testsuite`` per scenario, a ``testcase`` per expectation (named by its
     step and field), ``<skipped>`` for those a stopped step left unchecked, and a testsuite
     with an ``<error>`` per file that could not be run."""
+    from xml.etree import ElementTree  # imported when JUnit is asked for (start-up: issue 30)
+
     results = [o.result for o in outcomes]
     root = ElementTree.Element(
         "testsuites", name="clearing-sim",

@@ -20,6 +20,7 @@ from typing import Any
 
 from clearing_sim.jsonschema_import import Draft202012Validator, ValidationError
 from clearing_sim.scenario.errors import Problem
+from clearing_sim.scenario.schema_check import valid
 from clearing_sim.scenario.source import Document, FieldPath
 
 __all__ = ["SCHEMA", "explain", "schema_problems"]
@@ -152,6 +153,8 @@ def _dependents(rules: dict[str, list[str]], instance: Any) -> Iterator[tuple[st
 def schema_problems(document: Document) -> list[tuple[FieldPath | None, Problem]]:
     """Every schema violation of ``document`` as a located ``Problem``, with the path of the
     value it makes unusable (``None`` for an unknown key: reading can go on without it)."""
+    if valid(SCHEMA, document.data):  # the common case, decided fast (``schema_check``)
+        return []
     problems: list[tuple[FieldPath | None, Problem]] = []
     for error in _VALIDATOR.iter_errors(document.data):
         for path, message, at_key in explain(error):

@@ -18,6 +18,17 @@ expanded, counted on the composed node graph before anything is expanded (so a
 ``INT_DIGITS_MAX`` digits; at most ``DEPTH_MAX`` levels of nesting; every string a
 canonical one (no lone surrogate, NFC), as the API's body decoder holds them. Each is a
 problem at its line, never a traceback.
+
+The text is parsed by libyaml (``yaml.CSafeLoader``, ``FAST_LOADER``) where PyYAML was built
+with it, else by PyYAML's Python loader; the depth guard reads either's events. The two
+compose the same nodes with the same marks from plain text, but not everywhere: libyaml
+takes tabs where the Python scanner refuses them, reads byte order marks and the Unicode
+line breaks (NEL, LS, PS) its own way, and marks an empty value at the end of a file with
+no last newline a line further. So libyaml reads only a text with none of those
+(``_plain``: every shipped scenario file), and a file libyaml refuses is read again by the
+Python loader; every problem is worded, and placed, exactly as the Python loader words it,
+whichever parser is present (issue 30, section 3;
+``tests/scenario/test_hostile_files.py`` compares the two over the malformed-file fuzz).
 """
 
 from __future__ import annotations
@@ -34,8 +45,11 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from clearing_sim.scenario.errors import Location, Problem, ScenarioInvalid
 from clearing_sim.service.body import text_problem
 
-__all__ = ["DEPTH_MAX", "INT_DIGITS_MAX", "TEXT_CHARS_MAX", "VALUES_MAX", "Document", "FieldPath",
-           "field_path", "iter_paths", "parse_yaml"]
+__all__ = ["DEPTH_MAX", "FAST_LOADER", "INT_DIGITS_MAX", "TEXT_CHARS_MAX", "VALUES_MAX",
+           "Document", "FieldPath", "field_path", "iter_paths", "parse_yaml"]
+
+#: libyaml's safe loader where PyYAML has it (None: the Python loader reads every file)
+FAST_LOADER: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
 
 TEXT_CHARS_MAX = 1 << 18  # 256 KiB: sixteen times the largest shipped scenario file
 VALUES_MAX = 100_000  # values after alias and merge expansion
@@ -187,11 +201,14 @@ def _syntax_problem(path: str, error: yaml.YAMLError) -> Problem:
     return Problem(path, Location(1, 1), "", f"YAML syntax: {error}")
 
 
-def _too_deep(text: str, path: str) -> Problem | None:
+_Loader = type[yaml.SafeLoader] | type[yaml.CSafeLoader]
+
+
+def _too_deep(text: str, path: str, loader: _Loader) -> Problem | None:
     """A problem where the nesting first passes ``DEPTH_MAX``, read from the parser's events
     (iterative, unlike the composer, which recurses), or None."""
     depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+    for event in yaml.parse(text, Loader=loader):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > DEPTH_MAX:
@@ -204,13 +221,45 @@ def _too_deep(text: str, path: str) -> Problem | None:
     return None
 
 
-def _compose(text: str) -> Node | None:
-    loader = yaml.SafeLoader(text)
+def _compose(text: str, loader_class: _Loader) -> Node | None:
+    loader = loader_class(text)
     try:
         node: Node | None = loader.get_single_node()
         return node
     finally:
         loader.dispose()
+
+
+#: characters libyaml reads otherwise than the Python loader (tab, BOM, NEL, LS, PS, CR)
+_NOT_PLAIN = ("\t", "\ufeff", "\x85", "\u2028", "\u2029", "\r")
+
+
+def _plain(text: str) -> bool:
+    """Whether libyaml reads ``text`` as the Python loader does (see the module's notes)."""
+    return text.endswith("\n") and not any(c in text for c in _NOT_PLAIN)
+
+
+def _read(text: str, path: str) -> Node | None:
+    """The composed document, after the depth guard; libyaml first where it is present and
+    the text plain, the Python loader otherwise and for a file libyaml refuses (so its
+    problem reads as that loader words it)."""
+    loaders: tuple[_Loader, ...] = (yaml.SafeLoader,)
+    if FAST_LOADER is not None and _plain(text):
+        loaders = (FAST_LOADER, yaml.SafeLoader)
+    for loader in loaders:
+        try:
+            deep = _too_deep(text, path, loader)
+            if deep is not None:
+                raise ScenarioInvalid(path, [deep])
+            return _compose(text, loader)
+        except yaml.YAMLError as error:
+            if loader is not yaml.SafeLoader:
+                continue
+            raise ScenarioInvalid(path, [_syntax_problem(path, error)]) from None
+        except RecursionError:
+            raise ScenarioInvalid(path, [Problem(path, Location(1, 1), "", "the YAML is nested "
+                                                 "too deeply to read")]) from None
+    raise AssertionError("the Python loader answers or raises")
 
 
 def _expanded(node: Node, sizes: dict[int, int]) -> int:
@@ -246,16 +295,7 @@ def parse_yaml(text: str, path: str) -> Document:
     why = text_problem(text)
     if why is not None and "Normalization" not in why:
         raise _too_big(path, f"the file {why}")
-    try:
-        deep = _too_deep(text, path)
-        if deep is not None:
-            raise ScenarioInvalid(path, [deep])
-        node = _compose(text)
-    except yaml.YAMLError as error:
-        raise ScenarioInvalid(path, [_syntax_problem(path, error)]) from None
-    except RecursionError:
-        raise ScenarioInvalid(path, [Problem(path, Location(1, 1), "", "the YAML is nested "
-                                             "too deeply to read")]) from None
+    node = _read(text, path)
     if node is None:
         raise ScenarioInvalid(path, [Problem(path, Location(1, 1), "",
                                              "the file is empty; expected a mapping with "

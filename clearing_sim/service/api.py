@@ -114,6 +114,7 @@ _SINGLETONS = frozenset({"authorization", "idempotency-key", "service-version"})
 class ServiceAPI:
     def __init__(self, world: World, *, private_webhook_urls: bool = False) -> None:
         self.world = world
+        world.keep_read_indexes()  # status and lists cost their answer (issue 30)
         # the HTTP shim's --allow-private-webhook-urls: http and non-public addresses accepted
         self.private_webhook_urls = private_webhook_urls
         self.credentials = Credentials(world)

@@ -13,7 +13,9 @@ figures are read from the world, never invented (docs/semantics.md):
   ``LATENCY_WINDOW`` ledger (``ledger.*``) or RTGS (``rtgs.*``) operations in the log, of the
   time from the saga or issuer record that started each operation to the operation's own
   record; ``null`` before any. A cancel's instant return and an issuer refund (whose start is
-  hidden behind the issuer's processing) are not sampled.
+  hidden behind the issuer's processing) are not sampled. ``recent_latency_ms`` (from
+  ``sim.gauges``) is that definition, a walk back over the log; the route reads the same
+  figure kept as the log grows (``World.operation_times``).
 - ``engineStatus`` and ``onChainStatus`` ``operational``; ``rtgsConnection`` is the adapter's
   state (``connected``: the mock adapter is ready); with an RTGS operating calendar (beyond
   the spec), ``closed`` while the scheme takes no settlement (outside [opens, closes) of an
@@ -29,7 +31,6 @@ doors take the same inputs and answer the same derivation
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from clearing_sim.domain.integration import (
@@ -44,71 +45,29 @@ from clearing_sim.domain.integration import (
 from clearing_sim.domain.profile import CommitPoint
 from clearing_sim.service.body import Fields
 from clearing_sim.service.context import Context, Reply, Route
-from clearing_sim.sim.eventlog import Record
+from clearing_sim.sim.gauges import LATENCY_WINDOW, recent_latency_ms
 
 __all__ = ["ISSUER_ONLY_FIELDS", "LATENCY_WINDOW", "ROUTES", "path_wire", "read_custody",
            "read_issuer_terms", "recent_latency_ms"]
 
-LATENCY_WINDOW = 20
 ISSUER_ONLY_FIELDS = ("commitPoint", "preBurnTransferRequired")
 OPERATIONAL = "operational"
 
-# Records after which the saga or the issuer starts its next ledger or RTGS operation at once.
-_START_KINDS = ("transaction.state", "saga.step", "saga.event", "saga.instruction_sent",
-                "issuer.instruction")
-_START_FAMILIES = ("ledger.", "rtgs.")
-# A record after which the next operation starts only after hidden processing (a refund) or
-# after the RTGS's closed hours: neither is the scheme's answer time.
-_UNTIMED_KINDS = ("issuer.request", "rtgs.closed_wait")
-
 
 # status -----------------------------------------------------------------------------------
-def recent_latency_ms(records: Sequence[Record], family: str,
-                      window: int = LATENCY_WINDOW) -> int | None:
-    """Mean duration of the last ``window`` operations of ``family`` (``ledger.``, ``rtgs.``).
-
-    Walks the log backwards. An operation's record (carrying its ``transactionId``) ends it;
-    the closest earlier start record of the same transaction began it."""
-    samples: list[int] = []
-    open_ends: dict[str, list[int]] = {}  # transaction → end times awaiting their start
-    cancelled_at: dict[str, int] = {}
-    for record in reversed(records):
-        tx = record.get("transactionId")
-        if not isinstance(tx, str):
-            continue
-        kind = record.kind
-        if kind == "transaction.state" and record.get("trigger") == "cancel":
-            cancelled_at[tx] = record.at_ms
-        starts = (kind in _START_KINDS or kind.startswith(_START_FAMILIES)) \
-            and kind not in _UNTIMED_KINDS
-        if tx in open_ends and (starts or kind in _UNTIMED_KINDS):
-            ends = open_ends.pop(tx)
-            if starts:
-                samples.extend(end - record.at_ms for end in ends)
-        collecting = len(samples) + sum(len(e) for e in open_ends.values()) < window
-        instant = kind == "ledger.return" and cancelled_at.get(tx) == record.at_ms
-        if kind.startswith(family) and collecting and not instant:
-            open_ends.setdefault(tx, []).append(record.at_ms)
-        if not collecting and not open_ends:
-            break
-    if not samples:
-        return None
-    samples = samples[:window]
-    return (2 * sum(samples) + len(samples)) // (2 * len(samples))  # rounded half up
-
-
 def status(ctx: Context) -> Reply:
+    """Its figures are running counts the world keeps as it logs (``sim.gauges``, the book's
+    ``parked_count``): the check costs the same in a world of any age."""
     world = ctx.world
-    records = world.log.select()
-    stalled = sum(1 for tx in world.transactions if tx.parked)
+    times = world.operation_times
     return Reply(200, {
         "checkedAt": world.iso(),
         "engineStatus": OPERATIONAL,
-        "engineStalledJobs": stalled,
+        "engineStalledJobs": world.transactions.parked_count,
         "onChainStatus": OPERATIONAL,
-        "onChainLatencyMs": recent_latency_ms(records, "ledger."),
+        "onChainLatencyMs": times.mean_ms("ledger."),
         "rtgsConnection": world.rtgs.connection_state(),
-        "rtgsLatencyMs": recent_latency_ms(records, "rtgs."),
+        "rtgsLatencyMs": times.mean_ms("rtgs."),
     })
 
 

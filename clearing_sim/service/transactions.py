@@ -6,12 +6,16 @@ Scope (spec, Authentication 3): a transaction belongs to its initiating member a
 issuers it lists; anything else is reported as 404. Cancel needs ``transactions:write``,
 which only members hold, so only the initiator cancels. The list is newest first; its
 cursor names the last transaction returned, so transactions that arrive between pages appear
-only on a new first page and pages never repeat or skip (docs/semantics.md). A cursor is
+only on a new first page and pages never repeat or skip (docs/semantics.md); when that
+transaction has been forgotten since, the next page resumes by its creation time. Pages
+come from the book's index of each participant's transactions (``newest_first``, the same
+rule as ``in_scope``), so a page costs its size, not the world's. A cursor is
 opaque and bound to the caller and the query (``clearing_sim.service.cursors``).
 """
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest, NotFound
@@ -103,27 +107,18 @@ def _limit(text: str | None) -> int:
     return int(text)
 
 
-def _after(ctx: Context, position: Position) -> list[Transaction]:
-    """The caller's transactions older than the cursor's, newest first."""
-    mine = [tx for tx in ctx.world.transactions if in_scope(tx, ctx.caller.id)]
-    mine.reverse()
-    for index, tx in enumerate(mine):
-        if tx.id == position.item_id:
-            return mine[index + 1:]
-    # the cursor's transaction has been forgotten since: resume by its creation time
-    return [tx for tx in mine if tx.initiated_at_ms < position.at_ms]
-
-
 def list_transactions(ctx: Context) -> Reply:
     query = ctx.request.query  # only cursor and limit, each once (the route's ``query``)
     limit = _limit(ctx.request.query_param("limit"))
     cursor = ctx.request.query_param("cursor")
     codec: CursorCodec = ctx.api.credentials.cursors
     scope = CursorCodec.query_scope(ctx.request.path, query, limit)
-    if cursor is None:
-        mine = [tx for tx in ctx.world.transactions if in_scope(tx, ctx.caller.id)][::-1]
-    else:
-        mine = _after(ctx, codec.decode(cursor, ctx.caller.id, scope))
+    after = None
+    if cursor is not None:
+        position = codec.decode(cursor, ctx.caller.id, scope)
+        after = (position.item_id, position.at_ms)
+    # the caller's own, from the book's index (scope: ``in_scope``): a page costs its size
+    mine = list(islice(ctx.world.transactions.newest_first(ctx.caller.id, after), limit + 1))
     page = mine[:limit]
     next_cursor = None
     if len(mine) > limit:

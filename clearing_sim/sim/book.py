@@ -9,10 +9,17 @@ moves the public state through the transition table and logs the public event it
 change: the records of the two steps it touches, without comparing the rest).
 Every saga step whose status changed is logged as ``saga.step``; every state change as
 ``transaction.state`` with the event type, the fact the webhook channel fans out.
+
+The book also keeps what the API's reads ask of it at the cost of their answer (issue 30,
+section 2): ``parked_count``, the transactions parked now, and ``newest_first``, one
+participant's transactions (those it is in the audience of) newest first, from an index
+kept in creation order once asked for (``index_scopes``: ``ServiceAPI`` asks when it is
+made, so a run no API reads pays nothing for it).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -38,12 +45,83 @@ _TEXT: dict[str, str] = {member: member.value for kind in (
     StepName, StepStatus, LifecycleStatus, Trigger, EventType) for member in kind}
 
 
+class _Scope:
+    """One participant's transactions in creation order: ids, creation numbers and
+    initiation times side by side (for ``bisect``); ``dead``: how many are forgotten."""
+
+    __slots__ = ("at_ms", "dead", "ids", "seqs")
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.seqs: list[int] = []
+        self.at_ms: list[int] = []
+        self.dead = 0
+
+
 class TransactionBook:
     def __init__(self, log: EventLog) -> None:
         self._log = log
         self._by_id: dict[str, Transaction] = {}
         #: every transaction by id, read-only (the saga's read of its own, without a call)
         self.by_id: Mapping[str, Transaction] = self._by_id
+        self._parked = 0
+        #: participant → its transactions, kept once asked for (``index_scopes``)
+        self._scopes: dict[str, _Scope] | None = None
+        self._seq: dict[str, int] = {}  # creation number of each transaction, when indexed
+        self._opened = 0
+
+    def index_scopes(self) -> None:
+        """Keep the index ``newest_first`` reads from now on (made from the book at once)."""
+        if self._scopes is not None:
+            return
+        self._scopes = {}
+        for tx in self._by_id.values():
+            self._index(tx)
+
+    def _index(self, tx: Transaction) -> None:
+        assert self._scopes is not None
+        seq = self._seq[tx.id] = self._opened
+        self._opened += 1
+        scopes = self._scopes
+        for participant_id in dict.fromkeys(tx.audience):
+            scope = scopes.get(participant_id)
+            if scope is None:
+                scope = scopes[participant_id] = _Scope()
+            scope.ids.append(tx.id)
+            scope.seqs.append(seq)
+            scope.at_ms.append(tx.initiated_at_ms)
+
+    @property
+    def parked_count(self) -> int:
+        """How many transactions in the book are parked now."""
+        return self._parked
+
+    def newest_first(self, participant_id: str,
+                     after: tuple[str, int] | None = None) -> Iterator[Transaction]:
+        """The transactions ``participant_id`` is in the audience of, newest first.
+
+        ``after`` (a list cursor's transaction id and initiation time): only those older
+        than that transaction, or, when it is no longer in the participant's view, those
+        initiated before that time."""
+        self.index_scopes()
+        assert self._scopes is not None
+        scope = self._scopes.get(participant_id)
+        if scope is None:
+            return
+        end = len(scope.ids)
+        if after is not None:
+            item_id, at_ms = after
+            tx = self._by_id.get(item_id)
+            if tx is not None and participant_id in tx.audience:
+                end = bisect_left(scope.seqs, self._seq[item_id])
+            else:
+                end = bisect_left(scope.at_ms, at_ms)
+        by_id = self._by_id
+        ids = scope.ids
+        for index in range(end - 1, -1, -1):
+            tx = by_id.get(ids[index])
+            if tx is not None:
+                yield tx
 
     def __getitem__(self, transaction_id: str) -> Transaction:
         return self._by_id[transaction_id]
@@ -65,12 +143,31 @@ class TransactionBook:
         """Remove a terminal transaction (``World.forget``); it is no longer found."""
         tx = self._by_id.pop(transaction_id)
         assert tx.terminal, f"forgetting open transaction {transaction_id}"
+        self._parked -= tx.parked
+        if self._scopes is not None:
+            del self._seq[transaction_id]
+            for participant_id in dict.fromkeys(tx.audience):
+                scope = self._scopes[participant_id]
+                scope.dead += 1
+                if 2 * scope.dead > len(scope.ids):  # keep the index the size of the book
+                    self._scopes[participant_id] = self._compacted(scope)
         return tx
+
+    def _compacted(self, scope: _Scope) -> _Scope:
+        kept = _Scope()
+        for tx_id, seq, at_ms in zip(scope.ids, scope.seqs, scope.at_ms, strict=True):
+            if tx_id in self._by_id:
+                kept.ids.append(tx_id)
+                kept.seqs.append(seq)
+                kept.at_ms.append(at_ms)
+        return kept
 
     def open(self, tx: Transaction) -> Transaction:
         """Record a new transaction in state ``received`` (trigger ``initiated``)."""
-        assert tx.id not in self._by_id
+        assert tx.id not in self._by_id and not tx.parked
         self._by_id[tx.id] = tx
+        if self._scopes is not None:
+            self._index(tx)
         append = self._log.append
         for index, step in enumerate(tx.saga.steps):  # a new saga: every step, in order
             append("saga.step", transactionId=tx.id, index=index, name=_TEXT[step.name],
@@ -81,6 +178,7 @@ class TransactionBook:
     def update(self, transaction_id: str, now_ms: int, **changes: Any) -> Transaction:
         old = self._by_id[transaction_id]
         assert not old.terminal, f"terminal transaction {transaction_id} changed: {changes}"
+        assert "parked" not in changes, "parked changes by a transition (apply) only"
         new = old.replace(updated_at_ms=now_ms, **changes)
         self._by_id[transaction_id] = new
         if "saga" in changes:
@@ -97,6 +195,7 @@ class TransactionBook:
         saga = old.saga.complete_current(now_ms)
         if trigger is None:
             assert not old.terminal, f"terminal transaction {transaction_id} changed: {changes}"
+            assert "parked" not in changes, "parked changes by a transition (apply) only"
             new = old.replace(updated_at_ms=now_ms, saga=saga, **changes)
         else:
             new, event = self._transit(old, trigger, now_ms, saga=saga, **changes)
@@ -135,16 +234,16 @@ class TransactionBook:
         self._log_state(new, trigger, event)
         return new
 
-    @staticmethod
-    def _transit(old: Transaction, trigger: Trigger, now_ms: int,
+    def _transit(self, old: Transaction, trigger: Trigger, now_ms: int,
                  **changes: Any) -> tuple[Transaction, EventType]:
         """``old`` moved by ``trigger`` through the transition table, with ``changes``; the
-        public event the transition names."""
+        public event the transition names. Every change of ``parked`` passes here."""
         row = transition_from(old.lifecycle_status, old.parked, trigger)
         assert row is not None, f"no transition {old.state} --{trigger}--> for {old.id}"
         assert row.target.status is not None
         new = old.replace(lifecycle_status=row.target.status, parked=row.target.parked,
                           updated_at_ms=now_ms, **changes)
+        self._parked += new.parked - old.parked
         return new, row.event
 
     def _log_state(self, tx: Transaction, trigger: Trigger, event: EventType) -> None:

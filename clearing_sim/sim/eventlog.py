@@ -9,7 +9,9 @@ sha256 of those lines joined by ``\\n``. It is computed on demand, so logging st
 record is a small slotted object holding the keyword arguments it was appended with, and its
 canonical line is built only when the digest, a sink or a reader asks for it.
 Listeners (the webhook channel, timelines, tests) see each record as it is appended; a
-listener for one kind (``listen(f, kind)``) is called for records of that kind only.
+listener for one kind (``listen(f, kind)``) is called for records of that kind only, and one
+for a family (``listen(f, "ledger.")``, a prefix ending in ``.`` as ``select`` takes) for
+records of the family's kinds.
 
 A log made with a ``sink`` writes each record's canonical line to it as it is appended and
 keeps the digest incrementally (the same digest). The sink is a text stream, or a binary one
@@ -97,7 +99,8 @@ class _Calls(dict[str, tuple[Listener, ...]]):
 
     def __missing__(self, kind: str) -> tuple[Listener, ...]:
         calls = self[kind] = tuple(listener for wanted, listener in self._listeners
-                                   if wanted in (None, kind))
+                                   if wanted is None or wanted == kind
+                                   or (wanted.endswith(".") and kind.startswith(wanted)))
         return calls
 
 
@@ -151,10 +154,16 @@ class EventLog:
             listener(record)
         return record
 
-    def listen(self, listener: Callable[[Record], None], kind: str | None = None) -> None:
+    def listen(self, listener: Callable[[Record], None], kind: str | None = None, *,
+               first: bool = False) -> None:
         """Call ``listener`` with each record appended from now on (of ``kind`` only, if
-        given), in the order the listeners were added."""
-        self._listeners.append((kind, listener))
+        given; of its family if ``kind`` ends in ``.``), in the order the listeners were
+        added; ``first``: before every listener added so far, so it sees each record before
+        any record another listener appends in answer to it (records in log order)."""
+        if first:
+            self._listeners.insert(0, (kind, listener))
+        else:
+            self._listeners.append((kind, listener))
         self._calls.clear()
 
     def unlisten(self, listener: Callable[[Record], None]) -> None:
@@ -169,6 +178,11 @@ class EventLog:
 
     def __len__(self) -> int:
         return self._count
+
+    @property
+    def retained(self) -> bool:
+        """Whether the log keeps its records in memory (``retain``)."""
+        return self._retain
 
     def _kept(self) -> list[Record]:
         if not self._retain:

@@ -142,10 +142,12 @@ class Saga:
 
     def start(self) -> None:
         self.process = self.world.env.process(self._run())
+        self.world.running_sagas.started(self.process)
 
     def resume(self, command_id: CommandId) -> None:
         """After an operator fix: pick up the Burning step where it stopped."""
         self.process = self.world.env.process(self._resume(self.process, command_id))
+        self.world.running_sagas.started(self.process)
 
     def step_in_progress(self) -> str | None:
         """``"lock"`` or ``"earmark"`` while that write waits for its finality (a cancel

@@ -50,6 +50,7 @@ from clearing_sim.sim.custody import CustodyRegistry
 from clearing_sim.sim.dns import DnsTable
 from clearing_sim.sim.eventlog import EventLog
 from clearing_sim.sim.gateway import ExternalCalls, Gateway
+from clearing_sim.sim.gauges import OperationTimes, RunningProcesses
 from clearing_sim.sim.inbox import IssuerInbox
 from clearing_sim.sim.issuer import IssuerBehaviour, IssuerGateway
 from clearing_sim.sim.kernel import Kernel
@@ -111,6 +112,9 @@ class World:
         self.forget_terminal = forget_terminal
         # the clock as a C-level read of the kernel's time (no Python frame per record)
         self.log = EventLog(partial(getattr, self.env, "_now"), log_sink, retain_log)
+        self._operation_times: OperationTimes | None = None
+        #: sagas whose process is running (``sim.waiting.idle``)
+        self.running_sagas = RunningProcesses()
         self.participants = ParticipantRegistry()
         self.transactions = TransactionBook(self.log)
         self.sagas: dict[str, Saga] = {}
@@ -132,6 +136,23 @@ class World:
                         environment=self.config.environment.value)
         if self.config.rtgs_calendar is not None:
             self.set_rtgs_calendar(self.config.rtgs_calendar)
+
+    @property
+    def operation_times(self) -> OperationTimes:
+        """The status check's latency figures, kept from the first ask on (``sim.gauges``)."""
+        if self._operation_times is None:
+            self._operation_times = OperationTimes(self.log)
+        return self._operation_times
+
+    def keep_read_indexes(self) -> None:
+        """Keep from now on what the API's reads answer from at the cost of their answer:
+        the status check's latency figures and the book's index by participant. ``ServiceAPI``
+        calls it when it is made, so a run no API reads pays nothing for them per record.
+        A log that keeps no record has no figures to keep: its status check fails, as the
+        walk over its records would (``LogNotRetained``)."""
+        if self._operation_times is None and self.log.retained:
+            self._operation_times = OperationTimes(self.log)
+        self.transactions.index_scopes()
 
     # time ---------------------------------------------------------------------------------
     if TYPE_CHECKING:
@@ -410,6 +431,8 @@ class World:
     def forget(self, transaction_id: str) -> None:
         """Drop a terminal transaction's bookkeeping (``forget_terminal`` worlds only)."""
         tx = self.transactions.forget(transaction_id)
+        if self._operation_times is not None:
+            self._operation_times.forget(transaction_id)
         del self.sagas[transaction_id]
         for leg in tx.legs:
             gateway = self.issuers.get(leg.issuer_id)

@@ -13,11 +13,13 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clearing_sim.cli import main
+from clearing_sim.scenario import source
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import parse_scenario
 from clearing_sim.scenario.source import TEXT_CHARS_MAX, VALUES_MAX
@@ -180,3 +182,52 @@ def test_malformed_yaml_is_loaded_or_refused_never_a_traceback(text: str) -> Non
 @given(text=_texts())
 def test_malformed_yaml_deeper(text: str) -> None:
     _load(text)
+
+
+# libyaml and the Python loader read alike (issue 30, section 3) ---------------------------
+def _outcome(text: str, fast: bool) -> tuple[str, object]:
+    """What loading ``text`` answers with libyaml first (``fast``) or the Python loader only:
+    the scenario, or every line of the error (file, line, column and message)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if not fast:
+            patch.setattr(source, "FAST_LOADER", None)
+        try:
+            return "loaded", parse_scenario(text, "f.yaml")
+        except ScenarioError as error:
+            return "refused", error.lines()
+
+
+needs_libyaml = pytest.mark.skipif(source.FAST_LOADER is None, reason="PyYAML without libyaml")
+
+
+@needs_libyaml
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(text=_texts())
+def test_malformed_yaml_reads_the_same_with_libyaml_and_the_python_loader(text: str) -> None:
+    """The fuzz above, loaded twice: every error names the same file, line, column and
+    words, every loaded file is the same scenario."""
+    assert _outcome(text, fast=True) == _outcome(text, fast=False)
+
+
+@needs_libyaml
+@pytest.mark.parametrize("name", sorted(set(HOSTILE) - {"huge.yaml"}))
+def test_hostile_files_read_the_same_with_libyaml_and_the_python_loader(name: str) -> None:
+    text = HOSTILE[name][0]
+    assert _outcome(text, fast=True) == _outcome(text, fast=False)
+
+
+@needs_libyaml
+def test_libyamls_own_wording_would_differ_so_a_refused_file_is_read_again() -> None:
+    """The comparison fails on a loader that words syntax errors with libyaml's messages:
+    libyaml says 'did not find expected key' where the Python loader says 'expected <block
+    end>, but found ...', so without the second reading the messages would change."""
+    text = "scenario: x\nsteps:\n  - a: 1\n b: 2\n"
+    fast_only = yaml.CSafeLoader(text)
+    with pytest.raises(yaml.YAMLError) as libyaml_error:
+        fast_only.get_single_node()
+    fast_only.dispose()
+    refused = _outcome(text, fast=False)
+    assert refused[0] == "refused"
+    assert str(libyaml_error.value.problem) not in "".join(refused[1])  # type: ignore[arg-type, attr-defined]
+    assert _outcome(text, fast=True) == refused

@@ -4,9 +4,12 @@ transitions"), and the records' fields plain JSON strings."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clearing_sim.domain.fees import FeeSchedule, quote
 from clearing_sim.domain.ids import CommandId, ParticipantId, TransactionId
@@ -26,6 +29,8 @@ from clearing_sim.domain.transaction import (
 )
 from clearing_sim.sim.book import TransactionBook
 from clearing_sim.sim.eventlog import EventLog
+from clearing_sim.sim.examples import example_world, redeem, swap
+from clearing_sim.sim.world import World
 
 MEMBER = Party(ParticipantId("m"), ParticipantKind.CLEARING_MEMBER, "Northbank")
 ISSUER = Party(ParticipantId("i"), ParticipantKind.STABLECOIN_ISSUER, "Ether Pound")
@@ -124,3 +129,87 @@ def test_complete_step_logs_what_update_and_apply_with_the_completed_saga_log() 
                                        (3, "Earmarked", "done"), (4, "Burning", "current"),
                                        (4, "Burning", "done"), (5, "Settled", "current"),
                                        (5, "Settled", "done")]
+
+
+# the participant index (issue 30, section 2) ---------------------------------------------
+def _scan(book: TransactionBook, participant_id: str,
+          after: tuple[str, int] | None) -> list[str]:
+    """What the list route answered before the index: a walk over every transaction
+    (scope: spec, Authentication 3, ``service.transactions.in_scope``)."""
+    mine = [tx for tx in book if participant_id in tx.audience][::-1]
+    if after is not None:
+        found = [i for i, tx in enumerate(mine) if tx.id == after[0]]
+        mine = (mine[found[0] + 1:] if found
+                else [tx for tx in mine if tx.initiated_at_ms < after[1]])
+    return [tx.id for tx in mine]
+
+
+def _index_disagreements(world: World, created: dict[str, int]) -> list[str]:
+    """Every participant, from the start and after every cursor a page could have named
+    (every transaction ever opened, forgotten or not, and an unknown one), against the scan."""
+    book = world.transactions
+    cursors: list[tuple[str, int] | None] = [None, *created.items(),
+                                             ("00000000-0000-4000-8000-000000000000", 1_500)]
+    wrong = []
+    for participant in world.participants:
+        for after in cursors:
+            indexed = [tx.id for tx in book.newest_first(participant.id, after)]
+            if indexed != _scan(book, participant.id, after):
+                wrong.append(f"{participant.name} after {after}")
+    return wrong
+
+
+def _indexed_world(seed: int, starts: list[tuple[int, int, bool]], forget: bool,
+                   stop_ms: int, early: bool = True) -> tuple[World, dict[str, int]]:
+    """``early``: the index is kept from the start (as ``ServiceAPI`` asks), else made
+    from the book at the first read."""
+    cast = example_world(seed, forget_terminal=forget)
+    world = cast.world
+    if early:
+        world.transactions.index_scopes()
+    wallets = {cast.asset(mode): Decimal("10000.00") for mode in (1, 2, 3)}
+    members = [cast.member, world.add_member("Southbank", Decimal("0.00"), wallets)]
+    created: dict[str, int] = {}
+    for at_ms, mode, second in sorted(starts):
+        world.run_until(max(at_ms, world.now_ms))
+        target = cast.asset(mode % 3 + 1)
+        request = swap(cast.asset(mode), target) if second else redeem(cast.asset(mode))
+        tx = world.initiate(members[second].id, request)
+        created[tx.id] = tx.initiated_at_ms
+    world.run_until(max(stop_ms, world.now_ms))
+    return world, created
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16),
+       starts=st.lists(st.tuples(st.sampled_from([0, 1_000, 1_500, 90_000]),
+                                 st.integers(1, 3), st.booleans()), max_size=12),
+       forget=st.booleans(), stop_ms=st.sampled_from([0, 30_000, 10_000_000]),
+       early=st.booleans())
+def test_newest_first_pages_as_the_scan_over_every_transaction(
+        seed: int, starts: list[tuple[int, int, bool]], forget: bool, stop_ms: int,
+        early: bool) -> None:
+    """``GET /api/v1/transactions`` (newest first, a cursor resumes after its transaction or,
+    once that is forgotten, by its creation time) from the index equals the scan, with
+    forgotten transactions (a ``forget_terminal`` world) and ties in creation time."""
+    world, created = _indexed_world(seed, starts, forget, stop_ms, early)
+    assert _index_disagreements(world, created) == []
+
+
+def test_the_index_comparison_fails_on_an_index_that_breaks_the_rule(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutant: a cursor always resumes by creation time, so a page after a transaction
+    skips the others opened in the same millisecond."""
+    starts = [(1_000, 1, False), (1_000, 2, True), (1_000, 3, False)]
+    world, created = _indexed_world(0, starts, False, 0)
+    assert _index_disagreements(world, created) == []
+    newest_first = TransactionBook.newest_first
+
+    def by_time_only(self: TransactionBook, participant_id: str,
+                     after: tuple[str, int] | None = None) -> Iterator[Transaction]:
+        if after is not None:
+            after = ("00000000-0000-4000-8000-000000000000", after[1])
+        return newest_first(self, participant_id, after)
+
+    monkeypatch.setattr(TransactionBook, "newest_first", by_time_only)
+    assert _index_disagreements(world, created) != []
