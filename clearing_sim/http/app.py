@@ -196,7 +196,7 @@ class Shim:
                 return response
             if response.status >= 400 and len(world.log) == records + 1 \
                     and world.ids.draws == draws + 1 and api.last_record is not None:
-                journal.refused(api.last_record, at_ms)  # all it did: its record
+                journal.refusal(request, response, at_ms, api.last_record)  # bounded
             else:
                 journal.api(request, response, at_ms)
             return response

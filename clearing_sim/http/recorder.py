@@ -13,10 +13,11 @@ Entry kinds (every entry has ``n``, its sequence number, and ``k``, its kind):
   sealed), body (``body`` as text, ``body64`` when not UTF-8), the answer's ``status`` and
   the sha256 of its body (``sha``, 16 hex digits) — replay checks both;
 - ``refused``: an ``/api/v1`` request refused (4xx) that changed nothing but its own
-  ``api.request`` record and drew nothing but its command id: that record's fields
-  (method, path, status, participantId, codes), not the request (its body, its
-  headers), so a refused request costs the journal a bounded entry; replay writes the
-  record again (``ServiceAPI.replay_refusal``);
+  ``api.request`` record and drew nothing but its command id, and whose ``api`` entry
+  would be over ``REFUSAL_ENTRY_MAX`` bytes: that record's fields (method, path, status,
+  participantId, codes), not the request (its body, its headers), so a refused request
+  costs the journal a bounded entry; replay writes the record again
+  (``ServiceAPI.replay_refusal``);
 - ``dropped``: an issuer webhook refused (401): the issuer and instruction ids its
   ``issuer.webhook`` record holds;
 - ``issuer``: a status webhook that arrived at ``/issuer-webhooks/{issuerId}`` (it may
@@ -47,7 +48,13 @@ from typing import Any
 
 from attrs import frozen
 
-from clearing_sim.http.journal import Header, JournalError, JournalWriter, decode_line
+from clearing_sim.http.journal import (
+    Header,
+    JournalError,
+    JournalWriter,
+    decode_line,
+    encode_line,
+)
 from clearing_sim.http.sealing import Sealer
 from clearing_sim.service.api import RefusalRecord
 from clearing_sim.service.messages import Request, Response
@@ -60,6 +67,8 @@ WORLD_KINDS = frozenset({"api", "refused", "op", "issuer", "dropped", "clock", "
 _NOT_JOURNALED_PATHS = frozenset({"/sim/v1/clock/advance", "/sim/v1/checkpoints",
                                   "/sim/v1/rewind", "/sim/v1/health"})
 _REFUSED_AT_THE_DOOR = frozenset({401, 404, 405})
+#: the most one refused ``/api/v1`` request adds to the journal, in bytes (one line)
+REFUSAL_ENTRY_MAX = 1024
 _BATTERY = "/sim/v1/conformance/receivers"
 _GATEWAY = ("/sim/v1/operator/issuers/", "/gateway")
 
@@ -189,18 +198,32 @@ class Recorder:
         return self.n
 
     def api(self, request: Request, response: Response, at_ms: int) -> None:
+        self._append(self._api_entry(request, response, at_ms))
+
+    def _api_entry(self, request: Request, response: Response, at_ms: int) -> dict[str, Any]:
         headers = [[name, {"sealed": self.sealer.seal(value)}
                     if name.lower() == "authorization" else value]
                    for name, value in request.headers]
-        self._append({"k": "api", "at": at_ms, "method": request.method, "path": request.path,
-                      "query": [list(pair) for pair in request.query], "headers": headers,
-                      **_body_fields(request.body), "status": response.status,
-                      "sha": hashlib.sha256(response.body).hexdigest()[:16]})
+        return {"k": "api", "at": at_ms, "method": request.method, "path": request.path,
+                "query": [list(pair) for pair in request.query], "headers": headers,
+                **_body_fields(request.body), "status": response.status,
+                "sha": hashlib.sha256(response.body).hexdigest()[:16]}
+
+    def refusal(self, request: Request, response: Response, at_ms: int,
+                refusal: RefusalRecord) -> None:
+        """An ``/api/v1`` request refused having changed nothing but its own record: as an
+        ``api`` entry when that is at most ``REFUSAL_ENTRY_MAX`` bytes (``journal export``
+        can then make it a step), else as the record replay writes again (``refused``): so
+        a refusal costs at most about 1 KiB, whatever was sent (issue 31 §5)."""
+        if len(request.body) < REFUSAL_ENTRY_MAX and len(request.path) < REFUSAL_ENTRY_MAX:
+            entry = self._api_entry(request, response, at_ms)
+            if len(encode_line({"n": self.n + 1, **entry})) <= REFUSAL_ENTRY_MAX:
+                self._append(entry)
+                return
+        self.refused(refusal, at_ms)
 
     def refused(self, refusal: RefusalRecord, at_ms: int) -> None:
-        """An ``/api/v1`` request refused having changed nothing but its own record: what
-        replay needs to write that record again (``ServiceAPI.replay_refusal``), not the
-        request; at most about 1 KiB whatever was sent (issue 31 §5)."""
+        """A refusal as the record replay writes again (``ServiceAPI.replay_refusal``)."""
         self._append({"k": "refused", "at": at_ms, "method": refusal.method,
                       "path": refusal.path, "status": refusal.status,
                       "participantId": refusal.participant_id,

@@ -94,7 +94,8 @@ def _session(folder: Path) -> Recorded:
     client.op("POST", "/sim/v1/sessions", {"participantId": staged["northbank"].participant.id})
     assert client.post(f"/issuer-webhooks/{issuer['participantId']}", content=b"{}",
                        headers={"Service-Signature": "t=1,v1=00"}).status_code == 401
-    assert client.post("/api/v1/transactions", content=b"x" * 5000).status_code == 401
+    assert client.post("/api/v1/transactions", content=b"x" * 5000, headers={
+        **member, "Content-Type": "application/json"}).status_code == 400  # ``refused``
     assert client.get("/api/v1/transactions?limit=3", headers=member).status_code == 200
     client.advance(60)
     client.close()
