@@ -27,9 +27,7 @@ state (DESIGN.md: the log is the spine):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
-from itertools import islice
 from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest
@@ -110,13 +108,6 @@ async def balances(ctx: OperatorContext) -> Reply:
                        "rtgsEarmarkedGbp": f"{earmarked.quantize(_PENNY):f}"})
 
 
-def _records(world: World, kind: str | None, start: int) -> Iterator[Record]:
-    for record in islice(iter(world.log), start, None):
-        if kind is None or record.kind == kind or (kind.endswith(".")
-                                                   and record.kind.startswith(kind)):
-            yield record
-
-
 def _whole(query: dict[str, str], name: str, code: str, low: int, high: int,
            default: int) -> int:
     text = query.get(name)
@@ -133,7 +124,7 @@ async def log(ctx: OperatorContext) -> Reply:
     world = ctx.world
     start = _whole(query, "cursor", "invalid_cursor", 0, 10**12, 0)
     limit = _whole(query, "limit", "invalid_query", 1, LOG_LIMIT_MAX, LOG_LIMIT_DEFAULT)
-    found = list(islice(_records(world, query.get("kind") or None, start), limit + 1))
+    found = world.log.page(query.get("kind") or None, start, limit + 1)
     page = found[:limit]
     next_cursor = str(found[limit].seq) if len(found) > limit else None
     return Reply(200, [{"seq": r.seq, "at": world.iso(r.at_ms), "atMs": r.at_ms,

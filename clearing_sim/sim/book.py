@@ -9,12 +9,19 @@ moves the public state through the transition table and logs the public event it
 change: the records of the two steps it touches, without comparing the rest).
 Every saga step whose status changed is logged as ``saga.step``; every state change as
 ``transaction.state`` with the event type, the fact the webhook channel fans out.
+
+A book with an ``archive`` (a ``TransactionArchive``: the served world's history on disk)
+hands each forgotten transaction to it (``forget``) and still finds it there: ``get``,
+``[]``, ``in``, ``len`` and iteration (in initiation order, the live and the archived
+merged) answer as if it had stayed, so the routes read it as before.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Protocol
 
 from clearing_sim.domain.lifecycle import (
     TERMINAL_STATUSES,
@@ -29,7 +36,7 @@ from clearing_sim.domain.transaction import Transaction
 if TYPE_CHECKING:
     from clearing_sim.sim.eventlog import EventLog
 
-__all__ = ["TransactionBook"]
+__all__ = ["TransactionArchive", "TransactionBook"]
 
 #: The log's text of every status, step and trigger the book writes, looked up by the member
 #: itself (a ``StrEnum`` member is the string it stands for): ``.value`` is a Python-level
@@ -38,39 +45,75 @@ _TEXT: dict[str, str] = {member: member.value for kind in (
     StepName, StepStatus, LifecycleStatus, Trigger, EventType) for member in kind}
 
 
+class TransactionArchive(Protocol):
+    """Where a book keeps the transactions it forgets, each with its place in initiation
+    order (its ordinal)."""
+
+    def __len__(self) -> int: ...
+
+    def put(self, ordinal: int, tx: Transaction) -> None: ...
+
+    def get(self, transaction_id: str) -> Transaction | None: ...
+
+    def items(self) -> Iterator[tuple[int, Transaction]]:
+        """(ordinal, transaction), in ordinal order."""
+
+
+_first = itemgetter(0)
+
+
 class TransactionBook:
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: EventLog, archive: TransactionArchive | None = None) -> None:
         self._log = log
         self._by_id: dict[str, Transaction] = {}
         #: every transaction by id, read-only (the saga's read of its own, without a call)
         self.by_id: Mapping[str, Transaction] = self._by_id
+        self._archive = archive
+        self._ordinals: dict[str, int] = {}  # with an archive: each live transaction's place
+        self._opened = 0
 
     def __getitem__(self, transaction_id: str) -> Transaction:
-        return self._by_id[transaction_id]
+        tx = self.get(transaction_id)
+        if tx is None:
+            raise KeyError(transaction_id)
+        return tx
 
     def get(self, transaction_id: str) -> Transaction | None:
-        return self._by_id.get(transaction_id)
+        tx = self._by_id.get(transaction_id)
+        if tx is None and self._archive is not None:
+            return self._archive.get(transaction_id)
+        return tx
 
     def __contains__(self, transaction_id: object) -> bool:
-        return transaction_id in self._by_id
+        return isinstance(transaction_id, str) and self.get(transaction_id) is not None
 
     def __iter__(self) -> Iterator[Transaction]:
-        """In initiation order (dicts keep insertion order)."""
-        return iter(self._by_id.values())
+        """In initiation order (dicts keep insertion order; the archive keeps ordinals)."""
+        if self._archive is None:
+            return iter(self._by_id.values())
+        ordinals = self._ordinals
+        live = [(ordinals[tx_id], tx) for tx_id, tx in self._by_id.items()]
+        return (tx for _, tx in heapq.merge(live, self._archive.items(), key=_first))
 
     def __len__(self) -> int:
-        return len(self._by_id)
+        return len(self._by_id) + (0 if self._archive is None else len(self._archive))
 
     def forget(self, transaction_id: str) -> Transaction:
-        """Remove a terminal transaction (``World.forget``); it is no longer found."""
+        """Remove a terminal transaction (``World.forget``): into the archive, where it is
+        still found, or gone."""
         tx = self._by_id.pop(transaction_id)
         assert tx.terminal, f"forgetting open transaction {transaction_id}"
+        if self._archive is not None:
+            self._archive.put(self._ordinals.pop(transaction_id), tx)
         return tx
 
     def open(self, tx: Transaction) -> Transaction:
         """Record a new transaction in state ``received`` (trigger ``initiated``)."""
         assert tx.id not in self._by_id
         self._by_id[tx.id] = tx
+        if self._archive is not None:
+            self._ordinals[tx.id] = self._opened
+            self._opened += 1
         append = self._log.append
         for index, step in enumerate(tx.saga.steps):  # a new saga: every step, in order
             append("saga.step", transactionId=tx.id, index=index, name=_TEXT[step.name],
