@@ -11,11 +11,12 @@ the book's ``TransactionArchive``). Routes read through the log and the book as 
 A record is kept as its kind, time, ``transactionId`` (indexed, for the filters the routes
 use) and its fields as ordered JSON (the members in the order they were appended: the log
 route shows them so); ``seq`` is the row id, and every read is ``ORDER BY seq``. A finished
-transaction is kept as its pickled value (the exact value the API renders: every route that
-reads it, from the full form to recovery status, gives the same answer), with its place in
-initiation order. Only this process writes and reads the file; it is made afresh for each
-world (docs/semantics.md: the history is derived from the journal, rebuilt by replay, never
-reused), so no pickle from elsewhere is ever loaded.
+transaction is kept as its value in MessagePack (msgspec, typed: it decodes to a
+``Transaction`` equal to the one kept, enums, decimals and all, so every route that reads
+it, from the full form to recovery status, gives the same answer), with its place in
+initiation order. The file is made afresh for each world (docs/semantics.md: the history is
+derived from the journal, rebuilt by replay, never reused) and unlinked as soon as it is
+open: no other process can open it, and nothing is left behind, even by a SIGKILL.
 
 The database is derived, so it is written without a rollback journal or syncs: a crash loses
 it, and the journal (``--journal``) rebuilds it. Writes are batched: the log hands over
@@ -26,7 +27,6 @@ one SQLite transaction.
 from __future__ import annotations
 
 import os
-import pickle
 import sqlite3
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -44,6 +44,8 @@ ARCHIVE_BATCH = 1024
 _READ_BATCH = 1000  # rows fetched at a time by an iteration (no cursor held across writes)
 _encode = ordered_encoder()
 _decode = msgspec.json.Decoder()
+_encode_tx = msgspec.msgpack.Encoder(decimal_format="string")
+_decode_tx = msgspec.msgpack.Decoder(Transaction)
 
 _SCHEMA = """
 CREATE TABLE log (seq INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL, kind TEXT NOT NULL,
@@ -136,7 +138,7 @@ class SqliteArchive:
     def flush(self) -> None:
         if not self._pending:
             return
-        rows = [(ordinal, tx_id, pickle.dumps(tx, pickle.HIGHEST_PROTOCOL))
+        rows = [(ordinal, tx_id, _encode_tx.encode(tx))
                 for tx_id, (ordinal, tx) in self._pending.items()]
         with self._db:
             self._db.executemany("INSERT INTO tx VALUES (?, ?, ?)", rows)
@@ -147,7 +149,7 @@ class SqliteArchive:
         if waiting is not None:
             return waiting[1]
         row = self._db.execute("SELECT form FROM tx WHERE id = ?", (transaction_id,)).fetchone()
-        return None if row is None else _load(row[0])
+        return None if row is None else _decode_tx.decode(row[0])
 
     def items(self) -> Iterator[tuple[int, Transaction]]:
         """(ordinal, transaction) for every finished transaction, in initiation order."""
@@ -157,21 +159,17 @@ class SqliteArchive:
             rows = self._db.execute("SELECT ordinal, form FROM tx WHERE ordinal > ? "
                                     "ORDER BY ordinal LIMIT ?", (start, _READ_BATCH)).fetchall()
             for ordinal, form in rows:
-                yield ordinal, _load(form)
+                yield ordinal, _decode_tx.decode(form)
             if len(rows) < _READ_BATCH:
                 return
             start = rows[-1][0]
 
 
-def _load(form: bytes) -> Transaction:
-    tx: Transaction = pickle.loads(form)  # written by this process alone (module doc)
-    return tx
-
-
 class History:
     """One world's history database: a new file in ``directory`` (the system's temporary
-    directory when ``None``), readable by this user only, removed on ``close``. Every world
-    gets its own (a journal's replay or a rewind builds a second world beside the first)."""
+    directory when ``None``; mind that it may be memory, tmpfs), unlinked once open. Every
+    world gets its own (a journal's replay or a rewind builds a second world beside the
+    first); ``close`` (or the world's end: ``Simulation.build``) frees it."""
 
     def __init__(self, directory: Path | None = None) -> None:
         handle, name = tempfile.mkstemp(prefix="clearing-sim-history-", suffix=".sqlite",
@@ -179,14 +177,14 @@ class History:
         os.close(handle)
         self.path = Path(name)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -16384",
-                       "temp_store = MEMORY"):
+        self._db.execute("PRAGMA journal_mode = OFF")  # no side file: the database is one inode
+        self._db.executescript(_SCHEMA)  # the file is open now: its name can go
+        self.path.unlink()
+        for pragma in ("synchronous = OFF", "cache_size = -4096", "temp_store = MEMORY"):
             self._db.execute(f"PRAGMA {pragma}")
-        self._db.executescript(_SCHEMA)
         self.log = SqliteLog(self._db)
         self.archive = SqliteArchive(self._db)
 
     def close(self) -> None:
         self._db.close()
-        self.path.unlink(missing_ok=True)
 
