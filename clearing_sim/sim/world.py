@@ -100,7 +100,8 @@ class World:
     ``log_store`` and ``archive``: the history on disk (a served world's,
     ``clearing_sim.http.history``): the log's records go to the store in batches, and each
     terminal transaction is forgotten as with ``forget_terminal`` but into the archive, where
-    the book still finds it; the API answers as from memory, the digest is the same."""
+    the book still finds it; the API answers as from memory, the digest is the same. A parked
+    transaction stays in memory until fixed (``keeps_parked``): the operator may fix it."""
 
     def __init__(self, config: WorldConfig | None = None, *,
                  log_sink: IO[str] | IO[bytes] | None = None, retain_log: bool = True,
@@ -112,6 +113,9 @@ class World:
         self.streams = Streams(self.config.seed)
         self.ids = IdFactory(self.streams, self.config.key_secret)
         self.forget_terminal = forget_terminal or archive is not None
+        #: a parked transaction (even a terminal one, failed) stays until the operator's fix
+        #: ends it: an archive's world can still be fixed (the workload's never is)
+        self.keeps_parked = archive is not None
         # the clock as a C-level read of the kernel's time (no Python frame per record)
         self.log = EventLog(partial(getattr, self.env, "_now"), log_sink, retain_log,
                             log_store)

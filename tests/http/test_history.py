@@ -107,8 +107,13 @@ def _history(twins: Twins) -> tuple[Party, Party, list[str]]:
         ids.append(twins.send("POST", "/api/v1/transactions", {**member.auth, **key},
                               body)["data"]["id"])
     twins.send("POST", f"/api/v1/transactions/{ids[4]}/cancel", member.auth)
+    for parks in ids[6], ids[8]:  # failed and parked (terminal): one fixed, one left parked
+        twins.send("POST", "/api/v1/conformance/run", issuer.admin_auth,
+                   {"scenario": "failed", "transactionId": parks})
     twins.op("POST", "/sim/v1/clock/advance", {"seconds": 45})
     twins.op("PUT", "/sim/v1/receivers", {"url": HOOK["url"], "status": 200})
+    twins.op("POST", "/sim/v1/clock/advance", {"seconds": 120})
+    twins.op("POST", f"/sim/v1/operator/transactions/{ids[6]}/resolve")
     twins.op("POST", "/sim/v1/clock/advance", {"seconds": 3 * 3600})
     for n in range(3):  # still open at the end: live, beside the archived
         ids.append(twins.send("POST", "/api/v1/transactions", member.auth,
@@ -152,6 +157,9 @@ def test_every_history_route_answers_the_same_bytes_from_sqlite_as_from_memory(
     _read_everything(twins, issuer, member, ids)
     assert twins.differences == []
     assert twins.statuses.count(200) > 150 and set(twins.statuses) == {200, 409}  # cancels
+    states = {tx.id: (tx.lifecycle_status.value, tx.parked) for tx in disk.sim.world.transactions}
+    assert states[ids[3]] == ("settled", False) and states[ids[4]] == ("failed", True)
+    assert ids[4] in disk.sim.world.transactions.by_id  # parked: kept for the operator
     assert memory.sim.world.log.digest() == disk.sim.world.log.digest()
     assert len(memory.sim.world.log) == len(disk.sim.world.log)
 
