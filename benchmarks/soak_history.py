@@ -6,8 +6,10 @@ Run:  python benchmarks/soak_history.py [--transactions N] [--batch B] [--connec
 Not a timed test: it reports (issue 30 §1). Two ``clearing-sim serve`` processes (manual
 clock, one uvicorn loop each) are driven the same way through HTTP: an issuer and a member
 (``served.redeem_cast``), then batches of ``B`` redeems (each with its own
-``Idempotency-Key``, ``C`` connections at once), each batch followed by a two-hour advance
-that settles it. After every batch the server's resident memory (``VmRSS`` of
+``Idempotency-Key``, ``C`` connections at once), each batch followed by an advance that
+settles it (``--advance-seconds``, two hours by default). Idempotency entries are kept a
+virtual day, so they count in the growth until the clock has moved a day past the first.
+After every batch the server's resident memory (``VmRSS`` of
 ``/proc/PID/status``) is read. Growth per settled transaction is the least-squares slope
 of RSS over settled transactions after warm-up (the first ``--warmup`` fraction of the
 run): one server keeps its history in SQLite (the default), the other in memory
@@ -57,7 +59,14 @@ async def _batch(http: httpx.AsyncClient, auth: dict[str, str], body: dict[str, 
     async def worker() -> None:
         for i in queue:
             headers = {**auth, "Idempotency-Key": f"soak-{first + i}"}
-            answer = await http.post("/api/v1/transactions", headers=headers, json=body)
+            for attempt in range(3):  # a keep-alive connection the server closed: again,
+                try:                  # safely (the same key replays the first answer)
+                    answer = await http.post("/api/v1/transactions", headers=headers,
+                                             json=body)
+                    break
+                except (httpx.ReadError, httpx.RemoteProtocolError):
+                    if attempt == 2:
+                        raise
             assert answer.status_code == 201, answer.text
             ids[i] = answer.json()["data"]["id"]
 
@@ -78,7 +87,7 @@ async def soak(base: str, pid: int, args: argparse.Namespace) -> dict[str, Any]:
             ids = await _batch(http, auth, body, done, count, args.connections)
             sample.extend(ids[:: max(1, count // 20)])
             advance = await http.post("/sim/v1/clock/advance", headers=OP,
-                                      json={"seconds": 7200})
+                                      json={"seconds": args.advance_seconds})
             assert advance.status_code == 200, advance.text
             done += count
             curve.append((done, rss_bytes(pid)))
@@ -159,6 +168,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--warmup", type=float, default=0.2)
+    parser.add_argument("--advance-seconds", type=int, default=7200,
+                        help="virtual seconds each batch's advance moves the clock (an "
+                             "idempotency entry is kept a virtual day: a longer advance "
+                             "reaches the steady state sooner)")
     parser.add_argument("--read-seconds", type=float, default=10.0)
     parser.add_argument("--stores", default="disk,memory",
                         help="which servers to soak: disk, memory or both (comma-separated)")
