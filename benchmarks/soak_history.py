@@ -15,9 +15,11 @@ of RSS over settled transactions after warm-up (the first ``--warmup`` fraction 
 run): one server keeps its history in SQLite (the default), the other in memory
 (``--history-in-memory``).
 
-Then GET latency on the history is measured on each, ``C`` connections for
-``--read-seconds``: a member's ``GET /api/v1/transactions/{id}`` of settled transactions
-spread over the run, and ``GET /sim/v1/log?cursor=…&limit=100`` pages spread over the log.
+Then, both servers still up, GET latency on the history is measured on each, ``C``
+connections, ``--read-seconds`` in all, in ``--rounds`` rounds whose order alternates (the
+machine is shared: both see the same load): a member's ``GET /api/v1/transactions/{id}``
+of settled transactions spread over the run, and ``GET /sim/v1/log?cursor=…&limit=100``
+pages spread over the log.
 Latency is wall time per request seen by the client (httpx, this process), so both servers
 pay the same client cost; p50 and p99 are printed, and the ratio disk / memory.
 
@@ -97,23 +99,44 @@ async def soak(base: str, pid: int, args: argparse.Namespace) -> dict[str, Any]:
         status = (await http.get(f"/api/v1/transactions/{sample[-1]}", headers=auth)).json()
         assert status["data"]["lifecycleStatus"] == "settled", status
         records = (await http.get("/sim/v1/digest", headers=OP)).json()["data"]["records"]
-        reads = await _reads(http, auth, sample, records, args)
-    return {"curve": curve, "records": records, "reads": reads,
+    return {"curve": curve, "records": records, "reads": {}, "sample": sample, "auth": auth,
             "bytes_per_tx": _slope(curve, args.warmup),
             "soak_s": time.perf_counter() - started}
 
 
+async def paired_reads(bases: dict[str, str], results: dict[str, dict[str, Any]],
+                       args: argparse.Namespace) -> None:
+    """The read measurement on every server, in ``--rounds`` rounds whose order alternates,
+    so that both see the same load of the (shared) machine; latencies pooled per server."""
+    pooled: dict[str, dict[str, list[float]]] = {store: {} for store in bases}
+    for round_ in range(args.rounds):
+        order = list(bases) if round_ % 2 == 0 else list(bases)[::-1]
+        for store in order:
+            r = results[store]
+            limits = httpx.Limits(max_connections=args.connections)
+            async with httpx.AsyncClient(base_url=bases[store], timeout=600,
+                                         limits=limits) as http:
+                await _reads(http, r["auth"], r["sample"], r["records"], args,
+                             pooled[store])
+    for store, by_route in pooled.items():
+        for name, latencies in by_route.items():
+            latencies.sort()
+            results[store]["reads"][name] = {
+                "requests": len(latencies), "p50_ms": 1000 * latencies[len(latencies) // 2],
+                "p99_ms": 1000 * latencies[int(len(latencies) * 0.99)]}
+
+
 async def _reads(http: httpx.AsyncClient, auth: dict[str, str], sample: list[str],
-                 records: int, args: argparse.Namespace) -> dict[str, dict[str, float]]:
+                 records: int, args: argparse.Namespace,
+                 into_by_route: dict[str, list[float]]) -> None:
     rng = random.Random(7)
-    out = {}
     for name, target in (("GET /api/v1/transactions/{id}",
                           lambda: (f"/api/v1/transactions/{rng.choice(sample)}", auth)),
                          ("GET /sim/v1/log?cursor=&limit=100",
                           lambda: (f"/sim/v1/log?cursor={rng.randrange(records)}&limit=100",
                                    OP))):
-        latencies: list[float] = []
-        deadline = time.perf_counter() + args.read_seconds
+        latencies = into_by_route.setdefault(name, [])
+        deadline = time.perf_counter() + args.read_seconds / args.rounds
 
         async def reader(make: Any = target, into: list[float] = latencies,
                          until: float = deadline) -> None:
@@ -125,11 +148,6 @@ async def _reads(http: httpx.AsyncClient, auth: dict[str, str], sample: list[str
                 assert answer.status_code == 200, answer.text
 
         await asyncio.gather(*(reader() for _ in range(args.connections)))
-        latencies.sort()
-        out[name] = {"requests": len(latencies),
-                     "p50_ms": 1000 * latencies[len(latencies) // 2],
-                     "p99_ms": 1000 * latencies[int(len(latencies) * 0.99)]}
-    return out
 
 
 def _slope(curve: list[tuple[int, int]], warmup: float) -> float:
@@ -172,21 +190,28 @@ def main() -> None:
                         help="virtual seconds each batch's advance moves the clock (an "
                              "idempotency entry is kept a virtual day: a longer advance "
                              "reaches the steady state sooner)")
-    parser.add_argument("--read-seconds", type=float, default=10.0)
+    parser.add_argument("--read-seconds", type=float, default=10.0,
+                        help="seconds of reads per route and server, over all rounds")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="read rounds, their order alternating between the servers")
     parser.add_argument("--stores", default="disk,memory",
                         help="which servers to soak: disk, memory or both (comma-separated)")
     parser.add_argument("--plot", type=Path, default=Path("benchmarks/results/soak_rss.png"))
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     results: dict[str, dict[str, Any]] = {}
-    for store in args.stores.split(","):
-        extra = ["--history-in-memory"] if store == "memory" else []
-        process, base = start([str(EXE), "serve", "--port", "0", "--seed", "1",
-                               "--operator-token", TOKEN, *extra])
-        try:
+    processes, bases = [], {}
+    try:
+        for store in args.stores.split(","):
+            extra = ["--history-in-memory"] if store == "memory" else []
+            process, bases[store] = start([str(EXE), "serve", "--port", "0", "--seed", "1",
+                                           "--operator-token", TOKEN, *extra])
+            processes.append(process)
             print(f"{store}: soaking {args.transactions} redeems", flush=True)
-            results[store] = asyncio.run(soak(base, process.pid, args))
-        finally:
+            results[store] = asyncio.run(soak(bases[store], process.pid, args))
+        asyncio.run(paired_reads(bases, results, args))
+    finally:
+        for process in processes:
             process.terminate()
             process.wait(timeout=30)
     print(f"{args.transactions} redeems in batches of {args.batch}, {args.connections} "
@@ -205,6 +230,8 @@ def main() -> None:
             print(f"p99 disk / memory, {name}: {ratio:.2f}x")
     _plot(results, args.plot, args)
     if args.json is not None:
+        for r in results.values():
+            del r["auth"], r["sample"]
         args.json.write_text(json.dumps(results, indent=1))
 
 
