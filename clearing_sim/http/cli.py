@@ -19,6 +19,7 @@ import socket
 import sys
 from pathlib import Path
 
+import attrs
 import click
 
 from clearing_sim.http.app import create_app
@@ -194,11 +195,19 @@ def _options(seed: int | None, operator_token: str, environment: str | None, clo
               envvar="CLEARING_SIM_JOURNAL", show_envvar=True,
               metavar="FILE", help="Append every change to this journal, durable before its "
                                    "answer; an existing journal is replayed first (restart).")
+@click.option("--history-dir", type=click.Path(file_okay=False, exists=True), default=None,
+              envvar="CLEARING_SIM_HISTORY_DIR", show_envvar=True, metavar="DIR",
+              help="Keep the world's history (log records, finished transactions) in an "
+                   "SQLite file made in DIR, removed at exit.  [default: the temporary "
+                   "directory]")
+@click.option("--history-in-memory", is_flag=True,
+              help="Keep the history in memory instead (memory grows with it).")
 @limit_options
 def serve(host: str, port: int, seed: int | None, operator_token: str | None,
           world_file: str | None, environment: str | None, clock: str, speed: float | None,
           deliver_webhooks: bool, allow_private_webhook_urls: bool, webhook_ca: str | None,
-          access_log: bool, journal_file: str | None, limits: ServeLimits) -> None:
+          access_log: bool, journal_file: str | None, history_dir: str | None,
+          history_in_memory: bool, limits: ServeLimits) -> None:
     """Serve the API over HTTP on a simulated world whose clock you drive.
 
     /api/v1 is the service's API (the same bytes as in-process), /sim/v1 the operator
@@ -222,6 +231,10 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
     token = operator_token if operator_token is not None else secrets.token_urlsafe(24)
     options = _options(seed, token, environment, clock, speed, deliver_webhooks,
                        allow_private_webhook_urls, world, _trust(webhook_ca, deliver_webhooks))
+    if history_in_memory and history_dir is not None:
+        raise click.UsageError("--history-dir and --history-in-memory contradict each other")
+    options = attrs.evolve(options, history_on_disk=not history_in_memory,
+                           history_dir=None if history_dir is None else Path(history_dir))
     try:
         app = create_app(options, scenario=world, echo=_echo_delivery, owns_heap=True,
                          journal_pending=journal_file is not None)

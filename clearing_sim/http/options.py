@@ -36,3 +36,8 @@ class ServeOptions:
     #: key material from the seed alone, not sealed with the operator token: only for a
     #: short-lived loopback shim whose keys are published anyway (the receiver kit's)
     seed_only_keys: bool = False
+    #: keep the world's history (log records, finished transactions) in an SQLite file
+    #: (``clearing_sim.http.history``) instead of memory: ``clearing-sim serve`` does
+    history_on_disk: bool = False
+    #: where the history files are made (None: the system's temporary directory)
+    history_dir: Path | None = None

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
 from clearing_sim.http import heap
 from clearing_sim.http.delivery import RealDeliveries
+from clearing_sim.http.history import History
 from clearing_sim.http.options import ServeOptions
 from clearing_sim.http.sealing import token_key
 from clearing_sim.scenario.model import Scenario
@@ -103,8 +105,11 @@ class Simulation:
             seed = self.options.seed if self.options.seed is not None else (
                 scenario.world.seed if scenario is not None else 0)
         key_secret = self.key_secret
+        history = History(self.options.history_dir) if self.options.history_on_disk else None
+        on_disk: dict[str, Any] = {} if history is None else {"log_store": history.log,
+                                              "archive": history.archive}
         if scenario is not None:
-            stage = Stage(scenario, seed, key_secret)
+            stage = Stage(scenario, seed, key_secret, **on_disk)
             stage.open()
             self.world, self.api = stage.world, stage.api
             self.staged = tuple(StagedParticipant(key, party, stage.keys[key])
@@ -115,10 +120,12 @@ class Simulation:
         else:
             environment = self.options.environment or Environment.SANDBOX
             self.world = World(WorldConfig(seed=seed, environment=environment,
-                                           key_secret=key_secret))
+                                           key_secret=key_secret), **on_disk)
             self.api = ServiceAPI(self.world)
             self.staged = ()
             self.staged_webhooks = ()
+        if history is not None:  # the file goes with the world (a replaced one, a rewind's)
+            weakref.finalize(self.world, history.close)
         self.api.private_webhook_urls = self.options.allow_private_webhook_urls
         # real gateway calls leave the engine: the clock makes them off its event loop
         self.world.external = ExternalCalls(self.world.env)

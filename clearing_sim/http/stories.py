@@ -26,6 +26,7 @@ operator's later answers carry the ids they would have carried without the conso
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest, NotFound
@@ -35,7 +36,7 @@ from clearing_sim.http import views
 from clearing_sim.http.participants import participant_wire
 from clearing_sim.http.surface import OperatorContext, OperatorRoute, participant_of
 from clearing_sim.service.context import Reply
-from clearing_sim.sim.eventlog import Record
+from clearing_sim.sim.eventlog import Record, kind_matches
 from clearing_sim.sim.world import World
 from clearing_sim.story import StoryNotFound, build_story, transaction_row
 from clearing_sim.timeline import related_records
@@ -126,11 +127,10 @@ async def tail(ctx: OperatorContext) -> Reply:
     kind = query.get("kind") or None
     transaction_id = query.get("transactionId") or None
     if transaction_id is None:
-        records = views.log_records(world, kind, 0)
+        records: Iterable[Record] = world.log.last(kind, limit)
     else:
         records = (r for r in related_records(world.log, transaction_id, False)
-                   if kind is None or r.kind == kind
-                   or (kind.endswith(".") and r.kind.startswith(kind)))
+                   if kind_matches(kind, r.kind))
     return Reply(200, [_record_wire(world, r) for r in deque(records, maxlen=limit)],
                  next_cursor=None)
 

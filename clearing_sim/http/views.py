@@ -1,7 +1,7 @@
 """Operator routes that read the world: deliveries, balances, the event log and its digest.
 
 Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``balances_of``, ``delivery_attempts``,
-``log_records``, ``whole_number``.
+``whole_number``.
 
 Everything here is read from the event log or the ledgers, never from a process's private
 state (DESIGN.md: the log is the spine):
@@ -28,9 +28,7 @@ state (DESIGN.md: the log is the spine):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
-from itertools import islice
 from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest
@@ -42,7 +40,7 @@ from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.world import World
 
 __all__ = ["LOG_LIMIT_MAX", "ROUTES", "balances_of", "delivery_attempts",
-           "log_records", "whole_number"]
+           "whole_number"]
 
 LOG_LIMIT_MAX = 1000
 LOG_LIMIT_DEFAULT = 100
@@ -117,13 +115,6 @@ def balances_of(world: World, participant: Participant) -> dict[str, Any]:
             "rtgsEarmarkedGbp": f"{earmarked.quantize(_PENNY):f}"}
 
 
-def _records(world: World, kind: str | None, start: int) -> Iterator[Record]:
-    for record in islice(iter(world.log), start, None):
-        if kind is None or record.kind == kind or (kind.endswith(".")
-                                                   and record.kind.startswith(kind)):
-            yield record
-
-
 def _whole(query: dict[str, str], name: str, code: str, low: int, high: int,
            default: int) -> int:
     text = query.get(name)
@@ -136,7 +127,6 @@ def _whole(query: dict[str, str], name: str, code: str, low: int, high: int,
 
 
 whole_number = _whole  # a query parameter read as a bounded whole number
-log_records = _records  # the log from a position, of a kind: what GET /sim/v1/log reads
 
 
 async def log(ctx: OperatorContext) -> Reply:
@@ -144,7 +134,7 @@ async def log(ctx: OperatorContext) -> Reply:
     world = ctx.world
     start = _whole(query, "cursor", "invalid_cursor", 0, 10**12, 0)
     limit = _whole(query, "limit", "invalid_query", 1, LOG_LIMIT_MAX, LOG_LIMIT_DEFAULT)
-    found = list(islice(_records(world, query.get("kind") or None, start), limit + 1))
+    found = world.log.page(query.get("kind") or None, start, limit + 1)
     page = found[:limit]
     next_cursor = str(found[limit].seq) if len(found) > limit else None
     return Reply(200, [{"seq": r.seq, "at": world.iso(r.at_ms), "atMs": r.at_ms,

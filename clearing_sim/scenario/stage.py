@@ -69,13 +69,14 @@ class SetupFailed(StepFailed):
 
 
 class Stage:
-    def __init__(self, scenario: Scenario, seed: int, key_secret: bytes = b"") -> None:
+    def __init__(self, scenario: Scenario, seed: int, key_secret: bytes = b"",
+                 **world_options: Any) -> None:
         spec = scenario.world
         self.scenario = scenario
         self.world = World(WorldConfig(seed=seed, epoch=spec.epoch,
                                        environment=Environment(spec.environment),
                                        rtgs_calendar=spec.rtgs_calendar,
-                                       key_secret=key_secret))
+                                       key_secret=key_secret), **world_options)
         for host, addresses in spec.dns:
             self.world.dns.set(host, addresses)
         self.parties: dict[str, Participant] = {}

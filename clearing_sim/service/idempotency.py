@@ -11,7 +11,9 @@ carries a secret: every ``SECRET_FIELDS`` member of the stored answer is null in
 request's fingerprint is its method, path and body (JSON compared by value, so whitespace
 and key order do not matter). Only answers that changed or created something (2xx) are kept:
 a refusal changes nothing, so retrying it with the same key runs it again
-(docs/semantics.md). Entries are kept ``RETENTION_MS`` of virtual time (24 hours).
+(docs/semantics.md). Entries are kept ``RETENTION_MS`` of virtual time (24 hours); one
+past its use is dropped at the next ``store`` (the oldest first: virtual time never moves
+back), so a long-served world keeps a day of entries, not its whole history.
 """
 
 from __future__ import annotations
@@ -90,8 +92,18 @@ class IdempotencyStore:
                                  "this Idempotency-Key was used with a different request")
         return entry.response
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     def store(self, scope: str, key: str, request: Request, response: Response,
               now_ms: int) -> None:
         kept = redact_secrets(response) if scope == ANONYMOUS \
             else Response(response.status, response.headers, response.body)  # bytes only
-        self._entries[(scope, key)] = _Entry(fingerprint(request), kept, now_ms)
+        entries = self._entries
+        entries.pop((scope, key), None)  # an expired entry's key, used again: to the end
+        entries[(scope, key)] = _Entry(fingerprint(request), kept, now_ms)
+        while True:  # in store order, so in time order: drop what has expired
+            oldest = next(iter(entries))
+            if now_ms - entries[oldest].stored_at_ms < RETENTION_MS:
+                return
+            del entries[oldest]

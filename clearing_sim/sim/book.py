@@ -15,13 +15,21 @@ section 2): ``parked_count``, the transactions parked now, and ``newest_first``,
 participant's transactions (those it is in the audience of) newest first, from an index
 kept in creation order once asked for (``index_scopes``: ``ServiceAPI`` asks when it is
 made, so a run no API reads pays nothing for it).
+
+A book with an ``archive`` (a ``TransactionArchive``: the served world's history on disk)
+hands each forgotten transaction to it (``forget``) and still finds it there: ``get``,
+``[]``, ``in``, ``len``, iteration (in initiation order, the live and the archived merged)
+and ``newest_first`` (whose index then keeps archived transactions) answer as if it had
+stayed, so the routes read it as before.
 """
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Protocol
 
 from clearing_sim.domain.lifecycle import (
     TERMINAL_STATUSES,
@@ -36,13 +44,30 @@ from clearing_sim.domain.transaction import Transaction
 if TYPE_CHECKING:
     from clearing_sim.sim.eventlog import EventLog
 
-__all__ = ["TransactionBook"]
+__all__ = ["TransactionArchive", "TransactionBook"]
 
 #: The log's text of every status, step and trigger the book writes, looked up by the member
 #: itself (a ``StrEnum`` member is the string it stands for): ``.value`` is a Python-level
 #: property, about 1,900 instructions a read, and the book writes ~35 per redeem.
 _TEXT: dict[str, str] = {member: member.value for kind in (
     StepName, StepStatus, LifecycleStatus, Trigger, EventType) for member in kind}
+
+
+class TransactionArchive(Protocol):
+    """Where a book keeps the transactions it forgets, each with its place in initiation
+    order (its ordinal)."""
+
+    def __len__(self) -> int: ...
+
+    def put(self, ordinal: int, tx: Transaction) -> None: ...
+
+    def get(self, transaction_id: str) -> Transaction | None: ...
+
+    def items(self) -> Iterator[tuple[int, Transaction]]:
+        """(ordinal, transaction), in ordinal order."""
+
+
+_first = itemgetter(0)
 
 
 class _Scope:
@@ -59,8 +84,11 @@ class _Scope:
 
 
 class TransactionBook:
-    def __init__(self, log: EventLog) -> None:
+    def __init__(self, log: EventLog, archive: TransactionArchive | None = None) -> None:
         self._log = log
+        self._archive = archive
+        self._ordinals: dict[str, int] = {}  # with an archive: each live transaction's place
+        self._placed = 0  # with an archive: transactions opened so far
         self._by_id: dict[str, Transaction] = {}
         #: every transaction by id, read-only (the saga's read of its own, without a call)
         self.by_id: Mapping[str, Transaction] = self._by_id
@@ -75,7 +103,7 @@ class TransactionBook:
         if self._scopes is not None:
             return
         self._scopes = {}
-        for tx in self._by_id.values():
+        for tx in (self._by_id.values() if self._archive is None else self):
             self._index(tx)
 
     def _index(self, tx: Transaction) -> None:
@@ -111,40 +139,53 @@ class TransactionBook:
         end = len(scope.ids)
         if after is not None:
             item_id, at_ms = after
-            tx = self._by_id.get(item_id)
+            tx = self.get(item_id)
             if tx is not None and participant_id in tx.audience:
                 end = bisect_left(scope.seqs, self._seq[item_id])
             else:
                 end = bisect_left(scope.at_ms, at_ms)
-        by_id = self._by_id
+        find = self._by_id.get if self._archive is None else self.get
         ids = scope.ids
         for index in range(end - 1, -1, -1):
-            tx = by_id.get(ids[index])
+            tx = find(ids[index])
             if tx is not None:
                 yield tx
 
     def __getitem__(self, transaction_id: str) -> Transaction:
-        return self._by_id[transaction_id]
+        tx = self.get(transaction_id)
+        if tx is None:
+            raise KeyError(transaction_id)
+        return tx
 
     def get(self, transaction_id: str) -> Transaction | None:
-        return self._by_id.get(transaction_id)
+        tx = self._by_id.get(transaction_id)
+        if tx is None and self._archive is not None:
+            return self._archive.get(transaction_id)
+        return tx
 
     def __contains__(self, transaction_id: object) -> bool:
-        return transaction_id in self._by_id
+        return isinstance(transaction_id, str) and self.get(transaction_id) is not None
 
     def __iter__(self) -> Iterator[Transaction]:
-        """In initiation order (dicts keep insertion order)."""
-        return iter(self._by_id.values())
+        """In initiation order (dicts keep insertion order; the archive keeps ordinals)."""
+        if self._archive is None:
+            return iter(self._by_id.values())
+        ordinals = self._ordinals
+        live = [(ordinals[tx_id], tx) for tx_id, tx in self._by_id.items()]
+        return (tx for _, tx in heapq.merge(live, self._archive.items(), key=_first))
 
     def __len__(self) -> int:
-        return len(self._by_id)
+        return len(self._by_id) + (0 if self._archive is None else len(self._archive))
 
     def forget(self, transaction_id: str) -> Transaction:
-        """Remove a terminal transaction (``World.forget``); it is no longer found."""
+        """Remove a terminal transaction (``World.forget``): into the archive, where it is
+        still found (and still indexed), or gone."""
         tx = self._by_id.pop(transaction_id)
         assert tx.terminal, f"forgetting open transaction {transaction_id}"
         self._parked -= tx.parked
-        if self._scopes is not None:
+        if self._archive is not None:
+            self._archive.put(self._ordinals.pop(transaction_id), tx)
+        elif self._scopes is not None:
             del self._seq[transaction_id]
             for participant_id in dict.fromkeys(tx.audience):
                 scope = self._scopes[participant_id]
@@ -166,6 +207,9 @@ class TransactionBook:
         """Record a new transaction in state ``received`` (trigger ``initiated``)."""
         assert tx.id not in self._by_id and not tx.parked
         self._by_id[tx.id] = tx
+        if self._archive is not None:
+            self._ordinals[tx.id] = self._placed
+            self._placed += 1
         if self._scopes is not None:
             self._index(tx)
         append = self._log.append

@@ -20,18 +20,28 @@ text layer to encode again: the cheaper choice for a long run). With ``retain=Fa
 log keeps no record in memory, so a run of any length logs in constant memory. Such a log
 cannot be read back (``__iter__``, ``select``, ``lines`` raise ``LogNotRetained``): read
 the sink instead.
+
+A log made with a ``store`` (a ``LogStore``: the served world's SQLite history,
+``clearing_sim.http.history``) keeps only the records not yet handed to it: it hands them
+over in batches (``flush``: one call per ``FLUSH_RECORDS`` records, and before every read),
+keeps the digest incrementally, and answers ``__iter__``, ``select`` and ``page`` from the
+store, in ``seq`` order, with records equal to the ones appended (same kind, fields and
+field order). ``page`` is the seam the log route reads (``GET /sim/v1/log``): a kind or
+family from a ``seq`` on, at most ``limit`` records, from memory or from the store.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Callable, Iterator, Mapping
-from typing import IO, Any, TextIO, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import islice
+from typing import IO, Any, Protocol, TextIO, cast
 
 from clearing_sim.domain.jsontext import canonical_encoder
 
-__all__ = ["EventLog", "JsonValue", "LogNotRetained", "Record"]
+__all__ = ["FLUSH_RECORDS", "EventLog", "JsonValue", "LogNotRetained", "LogStore", "Record",
+           "kind_matches"]
 
 JsonValue = str | int | bool | None | list[Any] | dict[str, Any]
 
@@ -104,6 +114,36 @@ class _Calls(dict[str, tuple[Listener, ...]]):
         return calls
 
 
+def kind_matches(kind: str | None, record_kind: str) -> bool:
+    """Whether a record of ``record_kind`` is of ``kind`` (``None``: every kind; a prefix
+    ending in ``.`` names a family)."""
+    return kind is None or record_kind == kind or (kind.endswith(".")
+                                                   and record_kind.startswith(kind))
+
+
+#: how many records a log with a store keeps before it hands them over in one batch
+FLUSH_RECORDS = 4096
+
+
+class LogStore(Protocol):
+    """Where a log's history lives when not in memory: records in, the same records out."""
+
+    def add(self, records: Sequence[Record]) -> None:
+        """Keep ``records`` (consecutive ``seq``, after every record kept so far)."""
+
+    def records(self, start: int = 0) -> Iterator[Record]:
+        """Every kept record from ``seq`` ``start`` on, in order."""
+
+    def select(self, kind: str | None, match: Mapping[str, JsonValue]) -> list[Record]:
+        """``EventLog.select`` over the kept records."""
+
+    def page(self, kind: str | None, start: int, limit: int) -> list[Record]:
+        """``EventLog.page`` over the kept records."""
+
+    def last(self, kind: str | None, limit: int) -> list[Record]:
+        """``EventLog.last`` over the kept records."""
+
+
 class LogNotRetained(RuntimeError):
     """The log streams its records to a sink and keeps none in memory."""
 
@@ -112,8 +152,9 @@ class EventLog:
     """Append-only; owned by one world."""
 
     def __init__(self, clock: Callable[[], int], sink: IO[str] | IO[bytes] | None = None,
-                 retain: bool = True) -> None:
+                 retain: bool = True, store: LogStore | None = None) -> None:
         assert retain or sink is not None, "a log that keeps no record needs a sink"
+        assert store is None or (retain and sink is None), "a store is the log's one keeper"
         self._clock = clock
         self._records: list[Record] = []
         #: (kind or None for every kind, listener), in the order they were added
@@ -126,7 +167,8 @@ class EventLog:
         self._bytes = cast("IO[bytes]", sink) if binary else None
         self._text = cast("IO[str]", sink) if sink is not None and not binary else None
         self._retain = retain
-        self._hash = hashlib.sha256() if sink is not None else None
+        self._store = store
+        self._hash = hashlib.sha256() if sink is not None or store is not None else None
 
     def append(self, kind: str, /, **fields: JsonValue) -> Record:
         """Append a record of ``kind`` now. No field may be named ``at``, ``seq`` or
@@ -140,6 +182,13 @@ class EventLog:
         self._count += 1
         if self._retain:
             self._records.append(record)
+            if self._store is not None:
+                assert self._hash is not None
+                if record.seq:
+                    self._hash.update(b"\n")
+                self._hash.update(record.canonical_bytes())
+                if len(self._records) >= FLUSH_RECORDS:
+                    self.flush()
         if self._sink is not None:
             assert self._hash is not None
             line = record.canonical_bytes()
@@ -181,34 +230,66 @@ class EventLog:
 
     @property
     def retained(self) -> bool:
-        """Whether the log keeps its records in memory (``retain``)."""
+        """Whether the log's records can be read back (``retain``: in memory, or in its
+        store)."""
         return self._retain
 
-    def _kept(self) -> list[Record]:
+    def flush(self) -> None:
+        """Hand the records appended since the last flush to the store (nothing without one)."""
+        if self._store is not None and self._records:
+            self._store.add(self._records)
+            self._records = []
+
+    def _stored(self) -> LogStore | None:
+        """The store, every record handed to it (``None``: the records are in memory)."""
         if not self._retain:
             raise LogNotRetained("this log keeps no records; they are in its sink")
-        return self._records
+        self.flush()
+        return self._store
 
     def __iter__(self) -> Iterator[Record]:
-        return iter(self._kept())
+        store = self._stored()
+        return iter(self._records) if store is None else store.records()
 
     def select(self, kind: str | None = None, /, **match: JsonValue) -> list[Record]:
         """Records of ``kind`` (a prefix ending in ``.`` selects a family) whose fields match."""
-        def wanted(r: Record) -> bool:
-            if kind is not None and not (r.kind == kind
-                                         or (kind.endswith(".") and r.kind.startswith(kind))):
-                return False
-            return all(r.fields.get(k) == v for k, v in match.items())
-        return [r for r in self._kept() if wanted(r)]
+        store = self._stored()
+        if store is not None:
+            return store.select(kind, match)
+        return [r for r in self._records if kind_matches(kind, r.kind)
+                and all(r.fields.get(k) == v for k, v in match.items())]
+
+    def page(self, kind: str | None, start: int, limit: int) -> list[Record]:
+        """At most ``limit`` records of ``kind`` (``select``'s kinds), from ``seq`` ``start``
+        on, in order: what ``GET /sim/v1/log`` reads."""
+        store = self._stored()
+        if store is not None:
+            return store.page(kind, start, limit)
+        found = (r for r in islice(self._records, start, None) if kind_matches(kind, r.kind))
+        return list(islice(found, limit))
+
+    def last(self, kind: str | None, limit: int) -> list[Record]:
+        """The last ``limit`` records of ``kind`` (``select``'s kinds), in order: what the
+        console's tail reads, at the cost of its answer."""
+        store = self._stored()
+        if store is not None:
+            return store.last(kind, limit)
+        found: list[Record] = []
+        for record in reversed(self._records):
+            if kind_matches(kind, record.kind):
+                found.append(record)
+                if len(found) == limit:
+                    break
+        return found[::-1]
 
     def lines(self) -> Iterator[str]:
-        return (r.canonical() for r in self._kept())
+        return (r.canonical() for r in self)
 
     def digest(self) -> str:
         if self._hash is not None:
             return self._hash.copy().hexdigest()
         h = hashlib.sha256()
-        for i, record in enumerate(self._kept()):
+        for i, record in enumerate(self):
             if i:
                 h.update(b"\n")
             h.update(record.canonical_bytes())

@@ -188,9 +188,10 @@ class Saga:
 
     def _forget_if_terminal(self) -> None:
         """``forget_terminal`` worlds: once the process ends with the transaction terminal,
-        forget it (a cancel forgets it when the interrupted process ends)."""
+        forget it (a cancel forgets it when the interrupted process ends); a world that
+        keeps parked transactions (one with an archive) forgets a parked one once fixed."""
         tx = self.world.transactions.get(self.tx_id)
-        if tx is not None and tx.terminal:
+        if tx is not None and tx.terminal and not (tx.parked and self.world.keeps_parked):
             self.world.forget(self.tx_id)
 
     # bookkeeping --------------------------------------------------------------------------

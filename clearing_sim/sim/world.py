@@ -44,11 +44,11 @@ from clearing_sim.domain.transaction import (
     UseCase,
     cancel_action,
 )
-from clearing_sim.sim.book import TransactionBook
+from clearing_sim.sim.book import TransactionArchive, TransactionBook
 from clearing_sim.sim.collector import paced_collector
 from clearing_sim.sim.custody import CustodyRegistry
 from clearing_sim.sim.dns import DnsTable
-from clearing_sim.sim.eventlog import EventLog
+from clearing_sim.sim.eventlog import EventLog, LogStore
 from clearing_sim.sim.gateway import ExternalCalls, Gateway
 from clearing_sim.sim.gauges import OperationTimes, RunningProcesses
 from clearing_sim.sim.inbox import IssuerInbox
@@ -99,24 +99,35 @@ class World:
     no record in memory. ``forget_terminal``: drop a transaction's bookkeeping (the book entry,
     its saga, its issuer instructions, the channel's delivery history) once its saga has ended
     in a terminal state, so memory stays flat over long runs; the log is unchanged, but the
-    API no longer finds the transaction and an operator cannot fix it."""
+    API no longer finds the transaction and an operator cannot fix it.
+
+    ``log_store`` and ``archive``: the history on disk (a served world's,
+    ``clearing_sim.http.history``): the log's records go to the store in batches, and each
+    terminal transaction is forgotten as with ``forget_terminal`` but into the archive, where
+    the book still finds it; the API answers as from memory, the digest is the same. A parked
+    transaction stays in memory until fixed (``keeps_parked``): the operator may fix it."""
 
     def __init__(self, config: WorldConfig | None = None, *,
                  log_sink: IO[str] | IO[bytes] | None = None, retain_log: bool = True,
-                 forget_terminal: bool = False) -> None:
+                 forget_terminal: bool = False, log_store: LogStore | None = None,
+                 archive: TransactionArchive | None = None) -> None:
         self.config = config or WorldConfig()
         self.env = Kernel()
         self.epoch_ms = parse_iso(self.config.epoch)
         self.streams = Streams(self.config.seed)
         self.ids = IdFactory(self.streams, self.config.key_secret)
-        self.forget_terminal = forget_terminal
+        self.forget_terminal = forget_terminal or archive is not None
+        #: a parked transaction (even a terminal one, failed) stays until the operator's fix
+        #: ends it: an archive's world can still be fixed (the workload's never is)
+        self.keeps_parked = archive is not None
         # the clock as a C-level read of the kernel's time (no Python frame per record)
-        self.log = EventLog(partial(getattr, self.env, "_now"), log_sink, retain_log)
+        self.log = EventLog(partial(getattr, self.env, "_now"), log_sink, retain_log,
+                            log_store)
         self._operation_times: OperationTimes | None = None
         #: sagas whose process is running (``sim.waiting.idle``)
         self.running_sagas = RunningProcesses()
         self.participants = ParticipantRegistry()
-        self.transactions = TransactionBook(self.log)
+        self.transactions = TransactionBook(self.log, archive)
         self.sagas: dict[str, Saga] = {}
         self._leg_terms: dict[tuple[str, str, int], LegTerms] = {}  # see ``_terms``
         self._behaviours: dict[str, IssuerBehaviour] = {}  # until the gateway exists

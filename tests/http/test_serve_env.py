@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 ENV_OPTIONS = {"CLEARING_SIM_HOST": "--host", "CLEARING_SIM_PORT": "--port",
                "CLEARING_SIM_SEED": "--seed", "CLEARING_SIM_OPERATOR_TOKEN": "--operator-token",
                "CLEARING_SIM_WORLD": "--world", "CLEARING_SIM_ENVIRONMENT": "--environment",
-               "CLEARING_SIM_CLOCK": "--clock", "CLEARING_SIM_JOURNAL": "--journal"}
+               "CLEARING_SIM_CLOCK": "--clock", "CLEARING_SIM_JOURNAL": "--journal",
+               "CLEARING_SIM_HISTORY_DIR": "--history-dir"}
 
 
 def _serve(env: dict[str, str], *args: str) -> Any:
@@ -51,6 +52,8 @@ def test_help_names_each_environment_variable_beside_its_option() -> None:
     ({"CLEARING_SIM_WORLD": "no-such-world.yaml"}, [], "no-such-world.yaml: no such file"),
     ({"CLEARING_SIM_CLOCK": "realtime"}, ["--speed", "0"], "must be a number above 0"),
     ({"CLEARING_SIM_ENVIRONMENT": "staging"}, [], "Invalid value for '--environment'"),
+    ({"CLEARING_SIM_HISTORY_DIR": "no-such-dir"}, [], "Invalid value for '--history-dir'"),
+    ({"CLEARING_SIM_HISTORY_DIR": "."}, ["--history-in-memory"], "contradict each other"),
 ])
 @pytest.mark.usefixtures("never_listens")
 def test_a_bad_environment_variable_exits_2_like_its_option(
