@@ -29,19 +29,26 @@ model code: plain SimPy processes, tuples in a list, ``random.Random`` streams, 
   the issuer's JSON body, signed ``t=<s>,v1=<hex HMAC-SHA256 of "t.body">`` as
   ``clearing_sim.domain.signing`` signs, the header parsed and the signature checked with
   ``hmac.compare_digest`` on receipt, then read back with a ``GET`` as the saga does;
-- Decimal money: balances on the ledgers and the RTGS moved in ``Decimal`` (lock, transfer,
-  burn, earmark, settle), the fee computed in basis points and quantised to the penny
-  (half even), the settlement's net and fee written as decimal strings.
+- Decimal money: a quote at initiation (the fee in basis points, quantised to the penny,
+  half even; debit, fee and receive amounts) kept in the transaction's current state (a
+  dict updated at each change of lifecycle status), balances on the ledgers and the RTGS
+  moved in ``Decimal`` (lock, transfer, burn, earmark, settle), the settlement's net and
+  fee written as decimal strings;
+- the issuer's idempotency store (key -> instruction id) and its instructions' states.
 
 What it omits, against the model (each a cost the model carries and this does not):
 - every failure path: rejections, failures, silence, parking at the SLA, compensation and
   refunds, ledger refusals, idempotency conflicts, retries of webhooks;
-- the service around the saga: validation of the initiation against the schema, quotes
-  and fee schedules per participant, the book of transactions (indexes, snapshots, the
-  ``Transaction`` value replaced at each step), listeners on the log (webhook
+- the service around the saga: validation of the initiation, fee schedules per
+  participant, the book of transactions (indexes, snapshots, a frozen ``Transaction``
+  value replaced at each step where this updates a dict), listeners on the log (webhook
   subscriptions, timelines), the gauges' running counts;
-- the issuer's idempotency store and request bodies (the ``POST`` logs what the model logs,
-  no body is built), custody signer checks of Mode 1, profiles and their versions;
+- the issuer's request bodies (the ``POST`` logs what the model logs, no body is built or
+  compared against the idempotency key's first), custody signer checks of Mode 1,
+  profiles and their versions, the leg's terms;
+- the one-HMAC trick: the model's ``signing.sign`` keeps its last digest, so a webhook
+  signed and verified with the same secret, time and body costs one HMAC; this computes
+  it twice, as a sender and a receiver that share nothing would;
 - the log's own machinery (a ``Record`` object, the listener index) and the digest, which
   neither side computes in the timed run;
 - the model's engine layer over SimPy (its own light waits, ``later``/``soon`` calls):
@@ -138,6 +145,8 @@ class _Run:
         for mode in ISSUERS:
             self.balances[(WALLET[mode], ASSET[mode])] = Decimal("10000.00")
         self.instructions: dict[str, list[Any]] = {}  # id -> [status, txHash, seq, at]
+        self.idempotency: dict[str, str] = {}  # the issuer's: key -> instruction id
+        self.transactions: dict[str, dict[str, Any]] = {}  # the current state of each
         self.settled = 0
 
     # small helpers -------------------------------------------------------------------------
@@ -194,6 +203,9 @@ class _Run:
 
     def state(self, tx: str, reference: str, status: str, event: str, trigger: str,
               terminal: bool = False) -> None:
+        held = self.transactions[tx]
+        held["lifecycleStatus"], held["terminal"] = status, terminal
+        held["updatedAtMs"] = int(self.env.now)
         self.record("transaction.state", transactionId=tx, paymentReference=reference,
                     lifecycleStatus=status, parked=False, terminal=terminal, event=event,
                     trigger=trigger, reason=None)
@@ -214,6 +226,11 @@ class _Run:
     def saga(self, mode: int, reference: str,
              amount: Decimal) -> Generator[simpy.Event, Any, None]:
         env, tx, issuer = self.env, self.uuid4(), ISSUERS[mode]
+        fee = max(PENNY, (amount * FEE_BPS / Decimal(10_000)).quantize(PENNY, ROUND_HALF_EVEN))
+        self.transactions[tx] = {
+            "transactionId": tx, "paymentReference": reference, "asset": ASSET[mode],
+            "debitAmount": amount, "platformFeeAmount": fee, "receiveAmount": amount - fee,
+            "initiatedAtMs": int(env.now), "updatedAtMs": int(env.now)}
         for index, name in enumerate(STEPS):
             status = "done" if index < 2 else "current" if index == 2 else "pending"
             self.record("saga.step", transactionId=tx, index=index, name=name, status=status)
@@ -238,8 +255,8 @@ class _Run:
             yield from self.issuer_burn(mode, tx, amount)
         self.steps(tx, 4)
         yield env.timeout(self.lognormal(400, 0.3, 5_000))
-        fee = max(PENNY, (amount * FEE_BPS / Decimal(10_000)).quantize(PENNY, ROUND_HALF_EVEN))
-        net = amount - fee
+        quote = self.transactions[tx]
+        fee, net = quote["platformFeeAmount"], quote["receiveAmount"]
         del self.rtgs[f"earmark:{tx}"]
         self.rtgs[MEMBER] += net
         self.rtgs["operator"] = self.rtgs.get("operator", Decimal(0)) + fee
@@ -298,7 +315,7 @@ class _Run:
         issuer = ISSUERS[mode]
         self.record("issuer.request", issuerId=issuer, route="POST /burn-instructions",
                     idempotencyKey=key, reference=tx.replace("-", ""))
-        instruction = self.uuid4()
+        instruction = self.idempotency.setdefault(key, self.uuid4())
         wake: list[Any] = [None, 0, self.env.event()]  # saga's wake, unseen notices, execute
         self.instructions[instruction] = ["RECEIVED", None, None, None]
         self.issuer_status(mode, tx, instruction, "RECEIVED", wake, notify=False)
