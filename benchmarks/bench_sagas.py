@@ -3,17 +3,25 @@
 Run:  python benchmarks/bench_sagas.py [--transactions N] [--seed S] [--repeat R] [--digest]
                                        [--mix] [--baseline CHECKOUT] [--clock wall|cpu]
 
-``--mix`` first reports the headline figure (issue: the engine, three times faster): the
-model's transactions per wall-second against a *toy saga* of the same shape of work in SimPy
-(``run_toy``: per transaction 8 timeouts, 2 issuer round trips and 10 log records, no model
-code), in the same process, with the ratio (target: at least 0.25x) and the run's digest.
+``--mix`` first reports the headline figure (issue 30 §4: where the engine stands against its
+own work): the model against the *same-work* baseline (``same_work.run_same_work``: the
+model's modelled work per redeem in lean plain SimPy, the same records and fields, signed
+status webhooks, receipts, Decimal fees, latency draws, SLA timers, no failure paths; see
+its docstring for what it omits), and, as the old comparison, against the *toy saga*
+(``run_toy``: per transaction 8 timeouts, 2 issuer round trips and 10 log records, about a
+quarter of the model's work), in R *paired rounds*: each round runs the model, the
+same-work program and the toy, each after a garbage collection, in an order that
+alternates (model first, then last), and takes the round's ratios of transactions per
+second; it prints the median round's model / same-work and model / toy with their
+quartiles (the goal held: model / same-work 1.0x), the best rate of each and the digest.
+Runs back to back see the same contention, so the median of paired ratios holds on a busy
+machine where best-of-R figures swing; ``--clock cpu`` times by the process's CPU time
+instead of the wall clock, steadier still.
 ``--baseline CHECKOUT`` (another checkout of the project, e.g. ``git worktree add /tmp/base
 main``) also loads that checkout's engine into this process and runs it beside this one for R
-rounds: each round runs both (which goes first alternates) and the toy, each after a garbage
-collection, and takes the round's ratios; it prints the median round (with the quartiles),
-the best run of each and both digests. Runs back to back see the same contention, so the
-median of paired ratios holds on a busy machine where best-of-R figures swing; ``--clock
-cpu`` times by the process's CPU time instead of the wall clock, steadier still.
+rounds: each round runs both (which goes first alternates), the same-work program and the
+toy, each after a garbage collection, and takes the round's ratios; it prints the median
+round (with the quartiles), the best run of each and both digests.
 
 It reports transactions per wall-second and SimPy events per wall-second for the model, and
 events per wall-second for a bare SimPy loop that processes the same number of events
@@ -35,10 +43,11 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
+from same_work import run_same_work  # this folder: the script's own directory is on the path
 
 from clearing_sim.sim.examples import example_world
 from clearing_sim.sim.workload import poisson_redeems
@@ -211,42 +220,85 @@ def event_mix(n: int, seed: int) -> dict[str, int]:
     return counts
 
 
+def spread(ratios: list[float]) -> str:
+    """The median of paired ratios, with the quartiles when there are two or more."""
+    if len(ratios) < 2:
+        return f"{ratios[0]:.3f}x"
+    low, _, high = statistics.quantiles(ratios, n=4)
+    return f"{statistics.median(ratios):.3f}x (quartiles {low:.3f}-{high:.3f})"
+
+
+def paired_rounds(runs: dict[str, Callable[[], float]], repeat: int) -> dict[str, list[float]]:
+    """``repeat`` rounds of every run in ``runs`` (label -> a run returning its seconds),
+    each after a collection, in the given order in even rounds and the reverse in odd
+    ones (runs back to back see the same contention on a shared machine). Returns each
+    label's seconds, one per round, in round order."""
+    seconds: dict[str, list[float]] = {label: [] for label in runs}
+    order = list(runs)
+    for i in range(repeat):
+        for label in (order if i % 2 == 0 else order[::-1]):
+            gc.collect()
+            seconds[label].append(runs[label]())
+    return seconds
+
+
+def mix_rounds(n: int, seed: int, repeat: int) -> str:
+    """The headline: model / same-work and model / toy, the median of ``repeat`` paired
+    rounds (a rate ratio: the other run's seconds over the model's). Returns the digest."""
+    results: list[tuple[float, int, int, str]] = []
+
+    def model() -> float:
+        results.append(run_model(n, seed))
+        return results[-1][0]
+
+    seconds = paired_rounds({"model": model, "same-work": lambda: run_same_work(n, seed, clock),
+                             "toy": lambda: run_toy(n, seed)}, repeat)
+    assert len({run[1:] for run in results}) == 1, "runs of one seed differ"
+    best = {label: n / min(times) for label, times in seconds.items()}
+    print(f"best of {repeat}: model {best['model']:,.0f} tx/s; same-work (the model's "
+          f"records, webhooks, receipts, fees, draws, SLA timers) {best['same-work']:,.0f} "
+          f"tx/s; toy saga (8 timeouts, 2 round trips, 10 records) {best['toy']:,.0f} tx/s")
+
+    def ratios(other: str) -> list[float]:
+        return [o / m for o, m in zip(seconds[other], seconds["model"], strict=True)]
+
+    print(f"median of {repeat} paired rounds: model / same-work {spread(ratios('same-work'))} "
+          f"(goal 1.0x); model / toy {spread(ratios('toy'))} (the old comparison)")
+    return results[0][3]
+
+
 def compare(checkout: str, n: int, seed: int, repeat: int) -> None:
     """Before (``checkout``) and after (this engine) in one process, ``repeat`` rounds: each
-    round runs both (in turn first: before-after, then after-before) and the toy saga, each
-    after a collection, and takes the round's ratios (the runs of one round, back to back,
-    see the same contention on a shared machine). Prints the median round's ratios with
-    their quartiles, and the best run of each."""
+    round runs both (in turn first: before-after, then after-before), the same-work program
+    and the toy saga, each after a collection, and takes the round's ratios (the runs of
+    one round, back to back, see the same contention on a shared machine). Prints the
+    median round's ratios with their quartiles, and the best run of each."""
     engines = {"before": load_engine(checkout), "after": None}
     best: dict[str, tuple[float, int, int, str]] = {}
-    toy = float("inf")
-    speedups, after_toy, before_toy = [], [], []
-    for i in range(repeat):
-        times: dict[str, float] = {}
-        for label in (("before", "after") if i % 2 == 0 else ("after", "before")):
-            gc.collect()
-            run = run_model(n, seed, engines[label])
-            times[label] = run[0]
-            best[label] = min(best.get(label, run), run)
-        gc.collect()
-        toy_round = run_toy(n, seed)
-        toy = min(toy, toy_round)
-        speedups.append(times["before"] / times["after"])
-        after_toy.append(toy_round / times["after"])
-        before_toy.append(toy_round / times["before"])
-    print(f"toy saga: best {n / toy:,.0f} tx/s")
+
+    def model(label: str) -> Callable[[], float]:
+        def run() -> float:
+            result = run_model(n, seed, engines[label])
+            best[label] = min(best.get(label, result), result)
+            return result[0]
+        return run
+
+    seconds = paired_rounds({"before": model("before"), "after": model("after"),
+                             "same-work": lambda: run_same_work(n, seed, clock),
+                             "toy": lambda: run_toy(n, seed)}, repeat)
+    print(f"same-work: best {n / min(seconds['same-work']):,.0f} tx/s; "
+          f"toy saga: best {n / min(seconds['toy']):,.0f} tx/s")
     for label, (wall, events, records, digest) in best.items():
         print(f"model {label}: best {n / wall:,.0f} tx/s, {events} SimPy events, "
               f"{records} records, digest {digest}")
 
-    def spread(ratios: list[float]) -> str:
-        if len(ratios) < 2:
-            return f"{ratios[0]:.3f}x"
-        low, _, high = statistics.quantiles(ratios, n=4)
-        return f"{statistics.median(ratios):.3f}x (quartiles {low:.3f}-{high:.3f})"
+    def ratios(other: str, label: str) -> list[float]:
+        return [o / m for o, m in zip(seconds[other], seconds[label], strict=True)]
 
-    print(f"median of {repeat} rounds: after / before {spread(speedups)}; model / toy "
-          f"before {spread(before_toy)}, after {spread(after_toy)}")
+    print(f"median of {repeat} rounds: after / before {spread(ratios('before', 'after'))}; "
+          f"model / same-work before {spread(ratios('same-work', 'before'))}, after "
+          f"{spread(ratios('same-work', 'after'))}; model / toy (the old comparison) before "
+          f"{spread(ratios('toy', 'before'))}, after {spread(ratios('toy', 'after'))}")
 
 
 def main() -> None:
@@ -256,7 +308,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--digest", action="store_true", help="print the event-log digest")
     parser.add_argument("--mix", action="store_true",
-                        help="print the model's SimPy events by class, per transaction")
+                        help="model / same-work and model / toy in paired rounds, and the "
+                             "model's SimPy events by class, per transaction")
     parser.add_argument("--baseline", metavar="CHECKOUT",
                         help="also run the engine of this checkout, alternately with this one")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
@@ -271,12 +324,7 @@ def main() -> None:
     assert len({run[1:] for run in runs}) == 1, "runs of one seed differ"
     wall, events, records, digest = min(runs)
     if args.mix:
-        toy = min(run_toy(args.transactions, args.seed) for _ in range(args.repeat))
-        model_rate, toy_rate = args.transactions / wall, args.transactions / toy
-        print(f"model: {model_rate:,.0f} tx/s; toy saga (8 timeouts, 2 issuer round trips, "
-              f"10 records per tx): {toy_rate:,.0f} tx/s; model / toy: "
-              f"{model_rate / toy_rate:.3f}x (target >= 0.25x)")
-        print(f"digest {digest}")
+        print(f"digest {mix_rounds(args.transactions, args.seed, args.repeat)}")
     bare = min(run_bare(events) for _ in range(args.repeat))
     per_model, per_bare = wall / events, bare / events
     print(f"model: {args.transactions} redeems, {events} SimPy events, {records} log records")

@@ -1,7 +1,7 @@
 """Benchmark: instructions per transaction, counted by callgrind (repeatable on a busy machine).
 
-Run:  python benchmarks/instructions.py [--what model|digest|toy|stream] [--small N] [--large N]
-                                        [--checkout DIR]
+Run:  python benchmarks/instructions.py [--what model|digest|same|toy|stream]
+                                        [--small N] [--large N] [--checkout DIR]
 
 Wall-clock ratios on a shared 2-core machine move by 30 % from one run to the next; the
 instructions a run executes do not (the same count for the same code, inputs and
@@ -12,14 +12,17 @@ instructions one more transaction costs, start-up and imports cancelled out.
 
 - ``model``: ``bench_sagas.run_model`` (redeems, mixed modes, Poisson arrivals), no digest;
 - ``digest``: the same, then the log's digest (canonical JSON of every record and sha256);
-- ``toy``: ``bench_sagas.run_toy``, the toy saga the headline ratio compares against;
+- ``same``: ``same_work.run_same_work``, the same-work baseline the headline ratio
+  (model / same-work, issue 30 §4) compares against;
+- ``toy``: ``bench_sagas.run_toy``, the toy saga the old ratio compared against;
 - ``stream``: ``bench_workload``'s mixed workload (redeems and swaps through
   ``ServiceAPI.handle``, a webhook subscription) streamed to a log file, as
   ``clearing-sim workload --log FILE --stream`` runs it.
 
 ``--checkout DIR`` counts another checkout's engine (e.g. ``git worktree add --detach
 /tmp/base main``) with this checkout's benchmark code: before and after, the same workload.
-model / toy by instructions is ``toy``'s figure over ``model``'s.
+model / same-work by instructions is ``same``'s figure over ``model``'s (model / toy,
+the old comparison, ``toy``'s over ``model``'s).
 """
 
 from __future__ import annotations
@@ -52,6 +55,9 @@ if what in ("model", "digest"):
 elif what == "toy":
     from bench_sagas import run_toy
     run_toy(n, 0)
+elif what == "same":
+    from same_work import run_same_work
+    run_same_work(n, 0)
 else:
     import tempfile
     from pathlib import Path
@@ -87,7 +93,8 @@ def count(what: str, n: int, checkout: str) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--what", choices=("model", "digest", "toy", "stream"), default="model")
+    parser.add_argument("--what", choices=("model", "digest", "toy", "same", "stream"),
+                        default="model")
     parser.add_argument("--small", type=int, default=50)
     parser.add_argument("--large", type=int, default=550)
     parser.add_argument("--checkout", default=str(HERE.parent),
