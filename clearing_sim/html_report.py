@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.http.console_files import asset_text
 from clearing_sim.scenario.results import CheckResult, ScenarioResult
 from clearing_sim.scenario.stage import Stage
@@ -53,7 +54,7 @@ def embedded_data(page: str) -> Any:
     found = _DATA.search(page)
     if found is None:
         raise ValueError("not a clearing-sim report page: no report-data")
-    return json.loads(found.group(1))
+    return parse_untrusted(found.group(1))
 
 
 def _verdict(stage: Stage, check: CheckResult, path: str) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from pyarrow import ArrowException
 
 import clearing_sim
 from clearing_sim.analysis.resultfiles import ResultsFileError, read_json_object
+from clearing_sim.domain.jsontext import parse_untrusted
 
 __all__ = ["MANIFEST_FILE", "MANIFEST_KEY", "ManifestConflict", "ManifestMissing",
            "check_results", "input_file",
@@ -122,7 +123,7 @@ def read_parquet_manifest(path: Path) -> dict[str, Any] | None:
     if MANIFEST_KEY not in metadata:
         return None
     try:
-        found = json.loads(metadata[MANIFEST_KEY])
+        found = parse_untrusted(metadata[MANIFEST_KEY])
     except ValueError as error:
         raise ResultsFileError(path, f"its manifest is not JSON: {error}") from None
     if not isinstance(found, dict):

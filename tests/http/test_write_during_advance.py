@@ -59,6 +59,7 @@ def test_a_real_advance_refuses_a_write_that_cannot_wait_and_replays_the_same(
     """End to end on one event loop: a 5-day advance of a world with traffic, a write sent
     while it runs events, with no patience at all; then replay gives the same digest."""
     monkeypatch.setattr(clock_module, "WRITE_WAIT_S", 0.0)
+    monkeypatch.setattr(clock_module, "_STEPS_PER_SLICE", 50)  # slices on any machine
     path = tmp_path / "j.jsonl"
     client, _ = journaled(path)
     auth, body = _cast(client)
@@ -71,6 +72,7 @@ def test_a_real_advance_refuses_a_write_that_cannot_wait_and_replays_the_same(
             "/sim/v1/clock/advance", headers=OP, json={"seconds": 5 * 86_400}))
         while not client.app.state.clock.running_events and not advance.done():
             await asyncio.sleep(0)
+        assert not advance.done(), "the advance ended before the write was sent"
         write = await client.http.post("/api/v1/transactions",
                                        headers={**auth, "Idempotency-Key": "late"}, json=body)
         return await advance, write
