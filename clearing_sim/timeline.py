@@ -91,6 +91,10 @@ def _ledger(r: Record) -> str:
 
 
 def _rtgs(r: Record) -> str:
+    if r.kind == "rtgs.closed_wait":  # the scheme is closed (an RTGS calendar, beyond the spec)
+        reopens = r.get("reopensAt")
+        return (f"{r['operation']} waits: the RTGS is closed, "
+                f"{'reopens ' + str(reopens) if reopens is not None else 'never reopens'}")
     op = r.kind.split(".", 1)[1]
     fee = f", fee {r['feeGbp']}" if r.get("feeGbp") else ""
     return f"{op} {r['amountGbp']} GBP, account {_short(r['account'])}{fee}"

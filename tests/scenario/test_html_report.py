@@ -15,6 +15,7 @@ from clearing_sim.html_report import embedded_data
 from clearing_sim.http.console_files import asset_text
 from clearing_sim.scenario.loader import load_scenario
 from clearing_sim.scenario.runner import play
+from clearing_sim.timeline import describe
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
@@ -120,3 +121,15 @@ def test_timeline_html_writes_one_transactions_page(tmp_path: Path) -> None:
     [story] = data["stories"]
     assert data["names"][story["transactionId"]] == "tx"
     assert story["deliveries"] and story["entries"][0]["offset"] == "+0:00:00.000"
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_record_the_library_logs_has_a_line_on_the_time_axis(path: Path) -> None:
+    """The story (console, ``run --html``, ``timeline``) describes every record of every
+    scenario without failing: ``rtgs.closed_wait`` (the RTGS calendar's) once had no line and
+    ended ``run scenarios/ --html`` with a traceback. A new kind of record must get one."""
+    _, stage = play(load_scenario(str(path)))
+    for record in stage.world.log:
+        if isinstance(record.get("transactionId"), str):
+            lane, text = describe(record)
+            assert lane and text, record.kind
