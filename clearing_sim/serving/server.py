@@ -12,6 +12,10 @@ tests and kits run them on) all serve through ``GuardedServer``, a ``uvicorn.Ser
   connections the ``accept()`` rounds take before the cap sees them (``BACKLOG`` a round)
   and for the server's own files, so the cap, not ``accept()`` failing, is what a flood
   meets;
+- a TLS handshake deadline (``ssl_handshake_timeout``) equal to the header deadline: a
+  peer that opens a TLS connection and never finishes its handshake is not yet a
+  connection the gate sees (asyncio hands the protocol over after the handshake), so
+  without it such a peer is held for asyncio's default 60 s;
 - an event-loop exception handler that counts asyncio's ``socket.accept() out of system
   resource`` (with its traceback, once per failed accept) in the gate's report instead;
 - ``Served`` around the app: an absolute-form request target (``GET http://h/p HTTP/1.1``,
@@ -106,6 +110,7 @@ class GuardedServer(uvicorn.Server):
                  protocol: type[GuardedH11Protocol] = GuardedH11Protocol,
                  **options: Any) -> None:
         limits = limits or ServeLimits()
+        self.limits = limits
         self.gate = Gate(limits.header_timeout_s, limits.cap())
         options.setdefault("log_level", "warning")
         options.setdefault("access_log", False)
@@ -117,7 +122,16 @@ class GuardedServer(uvicorn.Server):
         loop = asyncio.get_running_loop()
         self._previous_handler = loop.get_exception_handler()
         loop.set_exception_handler(self._exception)
-        await super().startup(sockets)
+        if self.config.ssl is None:
+            await super().startup(sockets)
+        else:  # uvicorn passes no handshake timeout: the header deadline bounds it too
+            create_server = loop.create_server
+            loop.create_server = functools.partial(  # type: ignore[method-assign]
+                create_server, ssl_handshake_timeout=self.limits.header_timeout_s)
+            try:
+                await super().startup(sockets)
+            finally:
+                del loop.create_server  # the loop's own method again
         for sock in sockets or ():  # asyncio listened with BACKLOG: queue a burst, accept
             sock.listen(_LISTEN_QUEUE)  # it BACKLOG at a time
 

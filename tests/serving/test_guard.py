@@ -11,6 +11,7 @@ the real commands, each in its own process, are in ``test_slowloris.py`` (``-m s
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import re
 import resource
@@ -19,8 +20,10 @@ import struct
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
@@ -30,12 +33,16 @@ from starlette.routing import Route
 from clearing_sim.conformance.receiver_server import receiver_app
 from clearing_sim.gateway.reference import GatewaySettings, ReferenceIssuer
 from clearing_sim.gateway.reference.app import create_app as issuer_app
+from clearing_sim.gateway.serving import ServerThread as TlsServerThread
+from clearing_sim.gateway.serving import ServerTls
 from clearing_sim.http.app import create_app as shim_app
 from clearing_sim.http.options import ServeOptions
 from clearing_sim.http.protocol import EnvelopeH11Protocol
 from clearing_sim.serving import ServeLimits, ServerThread
 from clearing_sim.serving.guard import GuardedH11Protocol
 from clearing_sim.serving.server import _RESERVED
+from clearing_sim.tls import write_bundle
+from clearing_sim.tls.contexts import client_context
 from clearing_sim.webhooks import NaiveReceiver
 
 PARTIAL = b"GET /api/v1/system/status HTTP/1.1\r\nHost: x\r\n"
@@ -323,3 +330,29 @@ def test_a_cut_body_reaches_neither_the_receiver_nor_the_gateway_nor_a_log(
                 logging.getLogger("uvicorn.error").removeHandler(records)
     assert delivered == []
     assert [r for r in records.records if r.exc_info or r.levelno >= logging.ERROR] == []
+
+
+def test_a_tls_handshake_not_finished_by_the_header_deadline_is_closed(
+        tmp_path: Path) -> None:
+    """Issue 31 finding 1 over TLS (``issuer serve --tls-cert``): a peer that opens the
+    connection and never finishes its handshake never reaches the gate (asyncio hands the
+    protocol over after the handshake), so the header deadline must bound the handshake too;
+    it was asyncio's default of 60 s. A real client still completes its handshake and is
+    answered."""
+    bundle = write_bundle(tmp_path, dt.datetime.now(dt.UTC))
+    tls = ServerTls(bundle.server_cert, bundle.server_key)
+    server = TlsServerThread(issuer_app(ReferenceIssuer(GatewaySettings())),
+                             tls=tls, limits=ServeLimits(0.5, 100)).start()
+    try:
+        silent = _connect(server.port)
+        half_hello = _connect(server.port, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+        time.sleep(0.1)
+        assert not _closed(silent, 0.05) and not _closed(half_hello, 0.05)
+        assert _closed(silent, 3.0) and _closed(half_hello, 3.0)
+        answer = httpx.get(f"{server.base_url}/burn-instructions/none",
+                           verify=client_context(bundle.ca_cert), timeout=5)
+        assert answer.status_code == 404
+        for sock in (silent, half_hello):
+            sock.close()
+    finally:
+        server.stop()
