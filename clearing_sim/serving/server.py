@@ -1,10 +1,11 @@
-"""One way of serving an ASGI app for the project's three servers: ``GuardedServer``.
+"""One way of serving an ASGI app for the project's servers: ``GuardedServer``.
 
-Public names: ``BACKLOG``, ``GuardedServer``, ``ServeLimits``, ``Served``, ``ServerThread``,
-``bind``, ``limit_options``.
+Public names: ``BACKLOG``, ``HANDSHAKE_FAILURES_KEPT``, ``GuardedServer``, ``ServeLimits``,
+``Served``, ``ServerThread``, ``bind``, ``limit_options``.
 
-``clearing-sim serve`` (the shim), ``receiver serve`` and ``issuer serve`` (and the threads
-tests and kits run them on) all serve through ``GuardedServer``, a ``uvicorn.Server`` with:
+``clearing-sim serve`` (the shim), ``receiver serve``, ``issuer serve`` and the issuer
+kit's callback receiver (and the threads tests and kits run them on) all serve through
+``GuardedServer``, a ``uvicorn.Server`` with:
 
 - the guarded h11 protocol (``clearing_sim.serving.guard``): the header-read deadline and
   the connection cap that evicts connections without a complete request head;
@@ -15,7 +16,9 @@ tests and kits run them on) all serve through ``GuardedServer``, a ``uvicorn.Ser
 - a TLS handshake deadline (``ssl_handshake_timeout``) equal to the header deadline: a
   peer that opens a TLS connection and never finishes its handshake is not yet a
   connection the gate sees (asyncio hands the protocol over after the handshake), so
-  without it such a peer is held for asyncio's default 60 s;
+  without it such a peer is held for asyncio's default 60 s; a handshake that fails (a
+  client that does not trust the certificate, plain HTTP to an https port) is kept in
+  ``failed_handshakes()`` (the first ``HANDSHAKE_FAILURES_KEPT``), as the kit reports them;
 - an event-loop exception handler that counts asyncio's ``socket.accept() out of system
   resource`` (with its traceback, once per failed accept) in the gate's report instead;
 - ``Served`` around the app: an absolute-form request target (``GET http://h/p HTTP/1.1``,
@@ -32,9 +35,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import resource
 import socket
+import ssl
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
@@ -47,8 +53,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from clearing_sim.serving.guard import Gate, GuardedH11Protocol, guarded
 
-__all__ = ["BACKLOG", "GuardedServer", "ServeLimits", "Served", "ServerThread", "bind",
-           "limit_options"]
+__all__ = ["BACKLOG", "HANDSHAKE_FAILURES_KEPT", "GuardedServer", "ServeLimits", "Served",
+           "ServerThread", "bind", "limit_options"]
 
 BACKLOG = 64  # the most connections one accept() round of asyncio takes
 _LISTEN_QUEUE = 2048  # connections the kernel holds for the next rounds (a burst of clients)
@@ -58,6 +64,40 @@ _LISTEN_QUEUE = 2048  # connections the kernel holds for the next rounds (a burs
 _RESERVED = 4 * BACKLOG + 128
 _CAP_MOST = 10_000
 _ACCEPT_FAILED = "accept() failures at the descriptor limit"
+HANDSHAKE_FAILURES_KEPT = 100
+
+
+def _recording(failures: list[str]) -> type[ssl.SSLObject]:
+    """An ``SSLObject`` class whose failed handshakes are appended to ``failures``: those
+    that raise, and those the peer abandoned (asyncio's own client closes without an alert
+    when it does not trust the certificate), seen when the object is let go unfinished.
+    asyncio reports neither outside debug mode."""
+    def note(text: str) -> None:
+        if len(failures) < HANDSHAKE_FAILURES_KEPT:
+            failures.append(text)
+
+    def unfinished(state: list[bool]) -> None:
+        if not state[0]:
+            note("the peer closed the connection during the TLS handshake (a client that "
+                 "does not trust the certificate may close without an alert)")
+
+    class Recording(ssl.SSLObject):
+        def do_handshake(self) -> None:
+            state: list[bool] | None = self.__dict__.get("_handshake_state")
+            if state is None:
+                state = self.__dict__["_handshake_state"] = [False]
+                weakref.finalize(self, unfinished, state)
+            try:
+                super().do_handshake()
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                raise
+            except ssl.SSLError as error:
+                state[0] = True  # told here
+                note(str(error))
+                raise
+            state[0] = True
+
+    return Recording
 
 
 @frozen
@@ -88,7 +128,7 @@ def _origin_form(scope: Scope) -> Scope:
 
 
 class Served:
-    """The app as the three servers serve it (absolute-form targets, cut-off bodies)."""
+    """The app as the servers serve it (absolute-form targets, cut-off bodies)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -111,6 +151,7 @@ class GuardedServer(uvicorn.Server):
                  **options: Any) -> None:
         limits = limits or ServeLimits()
         self.limits = limits
+        self.handshake_failures: list[str] = []
         self.gate = Gate(limits.header_timeout_s, limits.cap())
         options.setdefault("log_level", "warning")
         options.setdefault("access_log", False)
@@ -125,6 +166,7 @@ class GuardedServer(uvicorn.Server):
         if self.config.ssl is None:
             await super().startup(sockets)
         else:  # uvicorn passes no handshake timeout: the header deadline bounds it too
+            self.config.ssl.sslobject_class = _recording(self.handshake_failures)
             create_server = loop.create_server
             loop.create_server = functools.partial(  # type: ignore[method-assign]
                 create_server, ssl_handshake_timeout=self.limits.header_timeout_s)
@@ -139,6 +181,13 @@ class GuardedServer(uvicorn.Server):
         await super().shutdown(sockets)
         self.gate.report()
         asyncio.get_running_loop().set_exception_handler(self._previous_handler)
+
+    def failed_handshakes(self) -> list[str]:
+        """Why TLS handshakes failed so far. One the peer abandoned is known when its
+        connection's objects are let go, which a reference cycle in asyncio's TLS transport
+        delays until a garbage collection: one is run first."""
+        gc.collect()
+        return list(self.handshake_failures)
 
     def _exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         if str(context.get("message", "")).startswith("socket.accept() out of system resource"):

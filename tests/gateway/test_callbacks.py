@@ -140,3 +140,28 @@ def test_the_queue_keeps_at_most_its_bound_and_refuses_the_rest() -> None:
     kept = [queue.put(None, RAW) for _ in range(CallbackQueue.KEPT_MAX + 5)]
     assert kept.count(True) == CallbackQueue.KEPT_MAX and kept[-5:] == [False] * 5
     assert len(queue.take()) == len(queue.received) == CallbackQueue.KEPT_MAX
+
+
+def test_a_peer_dripping_its_request_head_is_closed_by_the_header_deadline() -> None:
+    """Issue 31 finding 1 for the kit's callback receiver: it was ``http.server`` with a
+    thread per connection and a timeout per read, so a byte every 0.1 s held a thread for
+    ever; served like every server of the project, the head has a deadline in all."""
+    with CallbackReceiver(CallbackQueue(), header_timeout_s=0.5) as receiver:
+        port = int(receiver.url.split(":")[2].split("/")[0])
+        sock = socket.create_connection(("127.0.0.1", port), timeout=3)
+        started, closed = time.monotonic(), False
+        try:
+            for byte in b"POST /issuer-webhooks HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 40:
+                sock.sendall(bytes([byte]))
+                time.sleep(0.1)
+        except OSError:
+            closed = True
+        if not closed:
+            sock.settimeout(1.0)
+            try:
+                closed = sock.recv(1) == b""
+            except OSError:
+                closed = True
+        sock.close()
+        assert closed and time.monotonic() - started < 3.0
+        assert httpx.post(receiver.url, content=b"{}").status_code == 200
