@@ -27,10 +27,11 @@ from clearing_sim.scenario.errors import (
     ScenarioUnreadable,
 )
 from clearing_sim.scenario.model import Scenario, WorldSpec
-from clearing_sim.scenario.read_steps import Scope, read_steps
+from clearing_sim.scenario.read_steps import read_steps
 from clearing_sim.scenario.read_world import read_world
 from clearing_sim.scenario.reading import Reader, Symbols
 from clearing_sim.scenario.schema import schema_problems
+from clearing_sim.scenario.scope import Scope
 from clearing_sim.scenario.source import TEXT_CHARS_MAX, parse_yaml
 
 __all__ = ["SUFFIXES", "FileCheck", "check_size", "collect", "load_scenario", "parse_scenario",

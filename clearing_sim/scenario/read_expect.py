@@ -40,7 +40,7 @@ from clearing_sim.scenario.reading import NO_OWNER, Reader
 from clearing_sim.scenario.source import FieldPath
 
 if TYPE_CHECKING:
-    from clearing_sim.scenario.read_steps import Scope
+    from clearing_sim.scenario.scope import Scope
 
 __all__ = ["RESPONSE_KEYS", "read_expect", "read_fact", "read_resource", "read_state"]
 

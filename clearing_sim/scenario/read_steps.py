@@ -1,21 +1,19 @@
 """Reading a scenario's steps: actions, saves, ``${…}`` references, in order.
 
-Public names: ``Scope``, ``read_steps``.
+Public names: ``read_steps``.
 
 Steps are read in order because what a step may refer to depends on what came before it:
 ``${name}`` must be saved by an earlier step (a step's own saves are visible to its ``expect``,
 which is checked after the save, but not to its action), ``step:`` facts name this step or an
 earlier one, and participants, agents and subscriptions must be in the world. Expectations are
-read by ``clearing_sim.scenario.read_expect``.
+read by ``clearing_sim.scenario.read_expect``; both read against the ``Scope`` of
+``clearing_sim.scenario.scope``.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
-
-from attrs import define, field
 
 from clearing_sim.domain.errors import DomainError
 from clearing_sim.scenario.expectations import Expectation, TimePoint
@@ -37,75 +35,16 @@ from clearing_sim.scenario.model import (
 )
 from clearing_sim.scenario.read_expect import read_expect, read_fact, read_resource, read_state
 from clearing_sim.scenario.read_world import read_behaviour_changes, read_network
-from clearing_sim.scenario.reading import ATTRIBUTES, NO_OWNER, Reader, Symbols
-from clearing_sim.scenario.source import FieldPath, iter_paths
-from clearing_sim.scenario.templates import NOW, TemplateError, references
+from clearing_sim.scenario.reading import NO_OWNER, Reader
+from clearing_sim.scenario.scope import Scope
+from clearing_sim.scenario.source import FieldPath
 from clearing_sim.service.admission import read_new_participant
 from clearing_sim.service.body import Fields
 
-__all__ = ["Scope", "read_steps"]
+__all__ = ["read_steps"]
 
 _DURATION = re.compile(r"[0-9]+(ms|s|m|h|d)")
 _ACTIONS = ("call", "arm", "advance", "wait_until", "operator", "fault")
-_KIND_WORDS = {("member", "issuer"): "participant", ("member", "issuer", "agent"):
-               "participant or agent", ("webhook",): "webhook subscription"}
-
-
-@define
-class Scope:
-    """What a step can see: the world's symbols, earlier saves and step names, the epoch."""
-
-    symbols: Symbols
-    epoch_ms: int
-    reference_receivers: frozenset[str] = frozenset()  # webhooks with receiver.app: reference
-    saved: set[str] = field(factory=set)
-    step_names: dict[str, int] = field(factory=dict)  # name → line
-
-    def participant(self, r: Reader, path: FieldPath, name: str,
-                    kinds: tuple[str, ...] = ("member", "issuer")) -> None:
-        """Report ``name`` unless it is a symbol of one of ``kinds``."""
-        if self.symbols.kind(name) in kinds:
-            return
-        known = sorted(n for n, k in self.symbols.kinds.items() if k in kinds)
-        hint = difflib.get_close_matches(name, known, n=1)
-        what = _KIND_WORDS.get(kinds, " or ".join(kinds))
-        r.report(path, f"unknown {what} {name!r}"
-                 + (f" (did you mean {hint[0]}?)" if hint else "")
-                 + f"; expected one of: {', '.join(known) or f'(this file defines no {what})'}")
-
-    def check_references(self, r: Reader, path: FieldPath, raw: Any) -> None:
-        """Every ``${…}`` inside ``raw`` must parse and name something defined by now."""
-        for where, value in iter_paths(raw, path):
-            if not isinstance(value, str) or "${" not in value:
-                continue
-            try:
-                found = list(references(value))
-            except TemplateError as error:
-                r.report(where, str(error))
-                continue
-            for ref in found:
-                self._reference(r, where, ref.root, ref.path, ref.text)
-
-    def _reference(self, r: Reader, where: FieldPath, root: str, path: tuple[Any, ...],
-                   text: str) -> None:
-        if root == NOW or root in self.saved:
-            return
-        kind = self.symbols.kind(root)
-        if kind is None:
-            known = sorted(self.saved)
-            hint = difflib.get_close_matches(root, known, n=1)
-            r.report(where, f"${{{text}}} is not defined: no earlier step saves {root!r}"
-                     + (f" (did you mean {hint[0]}?)" if hint else "")
-                     + "; expected a name from an earlier step's save, a name of the world "
-                     "with an attribute, or now")
-            return
-        allowed = ATTRIBUTES[kind]
-        if kind == "asset" and not path:
-            return
-        if len(path) != 1 or path[0] not in allowed:
-            r.report(where, f"${{{text}}}: {root} is a {kind}; expected "
-                     + ", ".join(f"${{{root}.{a}}}" for a in allowed)
-                     + (f" or ${{{root}}}" if kind == "asset" else ""))
 
 
 def _call(r: Reader, scope: Scope, raw: dict[str, Any], path: FieldPath) -> Call:

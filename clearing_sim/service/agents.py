@@ -28,7 +28,7 @@ from clearing_sim.service.body import Fields
 from clearing_sim.service.context import Context, Reply, Route
 
 if TYPE_CHECKING:
-    from clearing_sim.service.api import ServiceAPI
+    from clearing_sim.sim.world import World
 
 __all__ = ["ROUTES", "Agent", "AgentBook", "agent_wire", "authorise_agent"]
 
@@ -50,8 +50,8 @@ class Agent:
 
 
 class AgentBook:
-    def __init__(self, api: ServiceAPI) -> None:
-        self.api = api
+    def __init__(self, world: World) -> None:
+        self.world = world
         self.agents: dict[str, Agent] = {}
 
     def of(self, participant_id: str) -> list[Agent]:

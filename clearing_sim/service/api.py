@@ -123,10 +123,10 @@ class ServiceAPI:
         self.last_record: RefusalRecord | None = None  # the last request's record (a door's)
 
     def store(self, kind: type[T]) -> T:
-        """The store of this kind for this API, made on first use (``kind(api)``)."""
+        """The store of this kind for this API, made on first use (``kind(world)``)."""
         found: T | None = self._stores.get(kind)
         if found is None:
-            found = self._stores[kind] = kind(self)  # type: ignore[call-arg]
+            found = self._stores[kind] = kind(self.world)  # type: ignore[call-arg]
         return found
 
     # the door -----------------------------------------------------------------------------

@@ -1,6 +1,12 @@
 """What a route handler gets and gives: the ``Context`` of one request and its ``Reply``.
 
-Public names: ``Route``, ``Context``, ``Reply``, ``Handler``.
+Public names: ``Route``, ``Context``, ``Reply``, ``Handler``, ``Host``.
+
+A handler sees the API that serves it only through ``Host``: the world, the credentials, the
+per-kind stores and the private-URL option, the narrow part of
+``clearing_sim.service.api.ServiceAPI`` it uses. Nothing here or in a feature module imports
+the API class, so the route modules sit below ``api.py`` (which dispatches to them) and not
+beside it in a circle.
 
 A ``Route`` row names the method, path template, handler, the capabilities that grant it (any
 one of them), which credential kinds may call it, whether it is public or sandbox-only, and a
@@ -11,7 +17,7 @@ the one route table that dispatch, ``docs/api.md`` and the OpenAPI document read
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from attrs import define, field, frozen
 
@@ -19,13 +25,12 @@ from clearing_sim.domain.parties import Capability, CredentialKind
 from clearing_sim.service.body import Fields, parse_json_object
 
 if TYPE_CHECKING:
-    from clearing_sim.service.api import ServiceAPI
-    from clearing_sim.service.auth import Principal
+    from clearing_sim.service.auth import Credentials, Principal
     from clearing_sim.service.messages import Request
     from clearing_sim.sim.participants import Participant
     from clearing_sim.sim.world import World
 
-__all__ = ["ABSENT", "Context", "Handler", "Reply", "Route"]
+__all__ = ["ABSENT", "Context", "Handler", "Host", "Reply", "Route"]
 
 T = TypeVar("T")
 
@@ -49,9 +54,28 @@ class Reply:
     next_cursor: str | _Absent | None = ABSENT
 
 
+class Host(Protocol):
+    """What a handler uses of the API that serves it (``ServiceAPI`` is one)."""
+
+    @property
+    def world(self) -> World: ...
+
+    @property
+    def credentials(self) -> Credentials: ...
+
+    @property
+    def private_webhook_urls(self) -> bool:
+        """The HTTP shim's ``--allow-private-webhook-urls``."""
+        ...
+
+    def store(self, kind: type[T]) -> T:
+        """The API layer's store of this kind, made from the world on first use."""
+        ...
+
+
 @define
 class Context:
-    api: ServiceAPI
+    host: Host
     request: Request
     params: dict[str, str]
     principal: Principal | None
@@ -60,11 +84,20 @@ class Context:
 
     @property
     def world(self) -> World:
-        return self.api.world
+        return self.host.world
 
     @property
     def now_ms(self) -> int:
-        return self.api.world.now_ms
+        return self.host.world.now_ms
+
+    @property
+    def credentials(self) -> Credentials:
+        """The API's API keys, sessions and cursor codec."""
+        return self.host.credentials
+
+    @property
+    def private_webhook_urls(self) -> bool:
+        return self.host.private_webhook_urls
 
     def decoded(self, body: dict[str, Any]) -> None:
         """The body as the door decoded it (``parse_json_object``), before any handler."""
@@ -85,7 +118,7 @@ class Context:
 
     def store(self, kind: type[T]) -> T:
         """The API layer's store of this kind (agents, invitations, …), made on first use."""
-        return self.api.store(kind)
+        return self.host.store(kind)
 
 
 Handler = Callable[[Context], Reply]

@@ -24,7 +24,7 @@ from clearing_sim.service.context import Context, Reply, Route
 from clearing_sim.sim.conformance import ConformanceRun, ConformanceSuite
 
 if TYPE_CHECKING:
-    from clearing_sim.service.api import ServiceAPI
+    from clearing_sim.sim.world import World
 
 __all__ = ["ROUTES", "SuiteStore", "run_wire", "suite_of"]
 
@@ -32,8 +32,8 @@ __all__ = ["ROUTES", "SuiteStore", "run_wire", "suite_of"]
 class SuiteStore:
     """The API's handle on its world's conformance suite (one per API, made on first use)."""
 
-    def __init__(self, api: ServiceAPI) -> None:
-        self.suite = ConformanceSuite(api.world)
+    def __init__(self, world: World) -> None:
+        self.suite = ConformanceSuite(world)
 
 
 def suite_of(ctx: Context) -> ConformanceSuite:

@@ -51,7 +51,7 @@ from clearing_sim.service.team import TeamBook, check_email
 from clearing_sim.sim.world import Environment
 
 if TYPE_CHECKING:
-    from clearing_sim.service.api import ServiceAPI
+    from clearing_sim.sim.world import World
 
 __all__ = ["APPLICATION_STATUS", "REVIEW_ETA", "ROUTES", "Application", "ApplicationBook",
            "ApplicationTerms"]
@@ -101,13 +101,13 @@ class Application:
 
 
 class ApplicationBook:
-    def __init__(self, api: ServiceAPI) -> None:
-        self.api = api
+    def __init__(self, world: World) -> None:
+        self.world = world
         self.applications: dict[str, Application] = {}
 
     def name_taken(self, name: str) -> bool:
         key = _name_key(name)
-        return (any(_name_key(p.name) == key for p in self.api.world.participants)
+        return (any(_name_key(p.name) == key for p in self.world.participants)
                 or any(_name_key(a.terms.organisation_name) == key
                        for a in self.applications.values()))
 
@@ -176,7 +176,7 @@ def _provision(ctx: Context, terms: ApplicationTerms, path: IntegrationPath) -> 
     if world.config.environment is Environment.SANDBOX:
         add = world.add_issuer if terms.role is IntegratorRole.ISSUER else world.add_member
         participant_id = add(terms.organisation_name).id
-        key = ctx.api.credentials.issue_api_key(participant_id)
+        key = ctx.credentials.issue_api_key(participant_id)
         ctx.store(TeamBook).add_member(participant_id, terms.contact_email, terms.contact_name)
     application = Application(application_id, ctx.now_ms, terms, path, participant_id,
                               None if key is None else key[0])

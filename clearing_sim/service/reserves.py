@@ -46,7 +46,6 @@ from clearing_sim.service.issuers import own_issuer
 from clearing_sim.sim.participants import Participant
 
 if TYPE_CHECKING:
-    from clearing_sim.service.api import ServiceAPI
     from clearing_sim.sim.world import World
 
 __all__ = ["ROUTES", "ReserveProofs", "artifact_wire", "reserve_snapshot"]
@@ -60,8 +59,8 @@ _RATIO = "centralBankDepositRatio"
 class ReserveProofs:
     """The sandbox policy key and each issuer's latest artifact with its proof."""
 
-    def __init__(self, api: ServiceAPI) -> None:
-        self.key = api.world.ids.key("reserve-policy-key", 32)
+    def __init__(self, world: World) -> None:
+        self.key = world.ids.key("reserve-policy-key", 32)
         self.latest: dict[str, tuple[ReserveArtifact, str]] = {}
 
 

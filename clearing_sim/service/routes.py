@@ -3,9 +3,11 @@
 Public names: ``ROUTES``, ``PREFIX``, ``match``, ``match_in``.
 
 Each feature module declares its rows (``ROUTES``) beside its handlers; this module puts
-them in one table, in the spec's order. ``docs/api.md`` and the OpenAPI document are checked
-against it. Matching is exact: a path matches a template segment by segment, ``{name}``
-matching any non-empty segment.
+them in one table, in the spec's order. No feature module imports this module or ``api``
+(a handler reaches the API through ``context.Host``): the table is assembled from modules
+below it, as Starlette's app is assembled from route lists that do not import the app.
+``docs/api.md`` and the OpenAPI document are checked against it. Matching is exact: a path
+matches a template segment by segment, ``{name}`` matching any non-empty segment.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from clearing_sim.service.body import Fields
 from clearing_sim.service.context import Context, Reply, Route
 
 if TYPE_CHECKING:
-    from clearing_sim.service.api import ServiceAPI
+    from clearing_sim.sim.world import World
 
 __all__ = ["EMAIL_LENGTH_MAX", "INVITATION_TTL_MS", "ROUTES", "Invitation", "TeamBook",
            "TeamMember", "check_email", "invitation_wire"]
@@ -95,8 +95,8 @@ class Invitation:
 class TeamBook:
     """Members (per participant, by case-folded email) and invitations, in creation order."""
 
-    def __init__(self, api: ServiceAPI) -> None:
-        self.api = api
+    def __init__(self, world: World) -> None:
+        self.world = world
         self.members: dict[str, dict[str, TeamMember]] = {}
         self.invitations: dict[str, Invitation] = {}
 
@@ -110,7 +110,7 @@ class TeamBook:
 
     def add_member(self, participant_id: str, email: str, name: str | None = None) -> TeamMember:
         """An active member joins the participant's team now (engine level, no API check)."""
-        world = self.api.world
+        world = self.world
         assert world.participants.get(participant_id) is not None, participant_id
         assert self.member(participant_id, email) is None, f"{email} is already a member"
         member = TeamMember(participant_id, email, name, world.now_ms)
@@ -119,7 +119,7 @@ class TeamBook:
         return member
 
     def invite(self, participant_id: str, email: str) -> Invitation:
-        world = self.api.world
+        world = self.world
         now = world.now_ms
         invitation = Invitation(world.ids.prefixed("inv"), participant_id, email, now,
                                 now + INVITATION_TTL_MS)

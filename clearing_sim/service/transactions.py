@@ -111,7 +111,7 @@ def list_transactions(ctx: Context) -> Reply:
     query = ctx.request.query  # only cursor and limit, each once (the route's ``query``)
     limit = _limit(ctx.request.query_param("limit"))
     cursor = ctx.request.query_param("cursor")
-    codec: CursorCodec = ctx.api.credentials.cursors
+    codec: CursorCodec = ctx.credentials.cursors
     scope = CursorCodec.query_scope(ctx.request.path, query, limit)
     after = None
     if cursor is not None:

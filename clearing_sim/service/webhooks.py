@@ -72,7 +72,7 @@ def create(ctx: Context) -> Reply:
     # any string: its length and form are the URL rules' to judge (invalid_url)
     url = f.text("url", length_max=BODY_BYTES_MAX, nonblank=False)
     if url is not None:
-        check = relaxed_url_problem if ctx.api.private_webhook_urls else url_problem
+        check = relaxed_url_problem if ctx.private_webhook_urls else url_problem
         problem = check(url, ctx.world.dns.resolve, f.path("url"))
         if problem is not None:
             f.problems.append(problem)
