@@ -30,20 +30,21 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from attrs import field, frozen, validators
 
 from clearing_sim.domain.profile import IssuerProfile, Ledger, SettlementMode
-from clearing_sim.sim import chain_formats
+from clearing_sim.sim.chain_formats import account_id
+from clearing_sim.sim.seams import Engine
 
 if TYPE_CHECKING:
+    from clearing_sim.sim.ledger import ChainLedger
     from clearing_sim.sim.participants import Participant
-    from clearing_sim.sim.world import World
 
-__all__ = ["SIGNERS_MAX", "SIGNER_WEIGHT_MAX", "CustodyRegistry", "DelegationCheck", "Signer",
-           "SignerConfig", "Thresholds", "meets_policy", "parse_account"]
+__all__ = ["SIGNERS_MAX", "SIGNER_WEIGHT_MAX", "CustodyRegistry", "CustodyWorld", "DelegationCheck",
+           "Signer", "SignerConfig", "Thresholds", "meets_policy", "parse_account"]
 
 SIGNER_WEIGHT_MAX = 255  # Stellar's bound on weights and thresholds
 SIGNERS_MAX = 20
@@ -133,20 +134,28 @@ def parse_account(ledger: Ledger, text: str) -> str | None:
         except (binascii.Error, ValueError):
             return None
         key = payload[1:33]
-        return text if chain_formats.account_id(ledger, key) == text else None
+        return text if account_id(ledger, key) == text else None
     raw = _base58_decode(text) if 32 <= len(text) <= 44 else None
     if raw is None or len(raw) != 32:
         return None
-    return text if chain_formats.account_id(ledger, raw) == text else None
+    return text if account_id(ledger, raw) == text else None
+
+
+class CustodyWorld(Engine, Protocol):
+    """What the registry reads of its run (``sim.seams``): the ledgers whose accounts it
+    configures."""
+
+    @property
+    def ledgers(self) -> Mapping[Ledger, ChainLedger]: ...
 
 
 class CustodyRegistry:
     """Signer configurations of the world's ledger accounts, and the operator's keys."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: CustodyWorld) -> None:
         self.world = world
         self.operator_keys: dict[Ledger, str] = {
-            ledger: chain_formats.account_id(ledger, world.ids.raw(f"operator-key:{ledger}", 32))
+            ledger: account_id(ledger, world.ids.raw(f"operator-key:{ledger}", 32))
             for ledger in Ledger}
         self._configs: dict[tuple[Ledger, str], SignerConfig] = {}
 

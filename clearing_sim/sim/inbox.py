@@ -1,6 +1,6 @@
 """The service's inbound endpoint for issuer status webhooks.
 
-Public names: ``IssuerInbox``.
+Public names: ``ID_LOGGED_MAX``, ``InboxWorld``, ``IssuerInbox``.
 
 A delivery is verified with the issuer's signing secret at the world's virtual time (the
 spec's scheme and 300-second window). An unsigned or wrongly signed delivery is dropped,
@@ -10,25 +10,38 @@ instruction, which then reads the instruction from the issuer before acting.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
 import simpy
 
 from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.domain.signing import verify
+from clearing_sim.sim.seams import Engine
 
 if TYPE_CHECKING:
-    from clearing_sim.sim.world import World
+    from clearing_sim.sim.gateway import Gateway
 
-__all__ = ["ID_LOGGED_MAX", "IssuerInbox"]
+__all__ = ["ID_LOGGED_MAX", "InboxWorld", "IssuerInbox"]
 
 #: of an id a dropped delivery named (its path's issuer id, its body's instruction id): an
 #: anonymous caller must not make the log hold a megabyte per request
 ID_LOGGED_MAX = 200
 
 
+class InboxWorld(Engine, Protocol):
+    """What the inbox reads of its run (``sim.seams``): the issuers' gateways (their signing
+    secrets and instructions) and whether terminal transactions are forgotten."""
+
+    @property
+    def issuers(self) -> Mapping[str, Gateway]: ...
+
+    @property
+    def forget_terminal(self) -> bool: ...
+
+
 class IssuerInbox:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: InboxWorld) -> None:
         self.world = world
         self._prompts: dict[str, simpy.Event] = {}
         self._last_drop: tuple[str, str | None] | None = None

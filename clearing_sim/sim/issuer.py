@@ -1,7 +1,8 @@
 """The simulated issuer gateway: the issuer side of the burn/mint contract, on virtual time.
 
 Public names: ``IssuerBehaviour``, ``IssuerGateway``, ``Instruction``, ``Snapshot``,
-``RefundResult``, ``IdempotencyConflict``.
+``RefundResult``, ``IdempotencyConflict``; ``IssuerWorld`` and ``WebhookInbox``, what a
+simulated issuer reads of its run (its seam, ``sim.seams``).
 
 Routes it answers (spec, "Issuer-side contract"), each after a sampled request latency:
 ``post_instruction`` (burn or mint; a replay of the same key and body returns the original
@@ -30,7 +31,7 @@ from collections.abc import Callable, Generator
 from decimal import Decimal
 from functools import partial
 from json.encoder import encode_basestring_ascii as _json_string
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import simpy
 from attrs import define, field, frozen, validators
@@ -38,18 +39,17 @@ from attrs import define, field, frozen, validators
 from clearing_sim.domain.ids import transaction_id_of_reference
 from clearing_sim.domain.instruction import FINAL, InstructionStatus, Outcome
 from clearing_sim.domain.latency import Fixed, Latency, LogNormal
-from clearing_sim.domain.money import Money
+from clearing_sim.domain.money import Asset, Money
 from clearing_sim.domain.profile import CustodyModel, FeedbackChannel, SettlementMode
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.domain.timefmt import render_iso
 from clearing_sim.sim.ledger import ChainLedger, LedgerRefused, Receipt
+from clearing_sim.sim.seams import Engine
 from clearing_sim.sim.timers import soon
 
-if TYPE_CHECKING:
-    from clearing_sim.sim.world import World
-
 __all__ = ["COMPENSATION_REASON", "HOLD_POINTS", "IdempotencyConflict", "Instruction",
-           "IssuerBehaviour", "IssuerGateway", "RefundResult", "Snapshot", "webhook_body"]
+           "IssuerBehaviour", "IssuerGateway", "IssuerWorld", "RefundResult", "Snapshot",
+           "WebhookInbox", "webhook_body"]
 
 Proc = Generator[simpy.Event, Any, Any]
 _A = TypeVar("_A")
@@ -162,8 +162,25 @@ class Instruction:
         return snap
 
 
+class WebhookInbox(Protocol):
+    """Where the simulated issuer's signed status webhooks go (``sim.inbox.IssuerInbox``)."""
+
+    def deliver(self, issuer_id: str, signature: str, raw: bytes, instruction_id: str) -> bool:
+        ...
+
+
+class IssuerWorld(Engine, Protocol):
+    """What a simulated issuer reads of its run (``sim.seams``): the service's inbox for its
+    status webhooks and the assets it issues."""
+
+    @property
+    def issuer_inbox(self) -> WebhookInbox: ...
+
+    def asset_of(self, issuer_id: str, code: str) -> Asset: ...
+
+
 class IssuerGateway:
-    def __init__(self, world: World, issuer_id: str, name: str, ledger: ChainLedger,
+    def __init__(self, world: IssuerWorld, issuer_id: str, name: str, ledger: ChainLedger,
                  issuing_account: str, behaviour: IssuerBehaviour) -> None:
         self.world = world
         self.issuer_id = issuer_id

@@ -26,10 +26,10 @@ from attrs import frozen
 from clearing_sim.domain.latency import Latency
 from clearing_sim.domain.money import Asset, Money
 from clearing_sim.domain.profile import Ledger
-from clearing_sim.sim import chain_formats
+from clearing_sim.sim.chain_formats import BLOCK_MS, GENESIS_SEQUENCE, account_id, tx_hash
 
 if TYPE_CHECKING:
-    from clearing_sim.sim.world import World
+    from clearing_sim.sim.seams import Engine
 
 __all__ = ["ChainLedger", "LedgerRefused", "Receipt"]
 
@@ -55,7 +55,7 @@ class _Lock:
 
 
 class ChainLedger:
-    def __init__(self, world: World, ledger: Ledger, finality: Latency) -> None:
+    def __init__(self, world: Engine, ledger: Ledger, finality: Latency) -> None:
         self.world = world
         self.ledger = ledger
         self.finality = finality
@@ -64,12 +64,12 @@ class ChainLedger:
         self.supply: dict[Asset, Decimal] = {}
         self._rng = world.streams.get(f"ledger:{ledger.value}")
         self._name = ledger.value  # what each record says (an enum's value is a lookup)
-        self._genesis = chain_formats.GENESIS_SEQUENCE[ledger]
-        self._block_ms = chain_formats.BLOCK_MS[ledger]
+        self._genesis = GENESIS_SEQUENCE[ledger]
+        self._block_ms = BLOCK_MS[ledger]
 
     # accounts -----------------------------------------------------------------------------
     def open_account(self, label: str) -> str:
-        account = chain_formats.account_id(self.ledger, self.world.ids.raw("account", 32))
+        account = account_id(self.ledger, self.world.ids.raw("account", 32))
         self.balances[account] = {}
         self.world.log.append("ledger.account", ledger=self.ledger.value, account=account,
                               label=label)
@@ -101,7 +101,7 @@ class ChainLedger:
     def _receipt_now(self) -> Receipt:
         at_ms = self.world.now_ms
         digest = self.world.ids.raw("txhash", 64)
-        return Receipt(chain_formats.tx_hash(self.ledger, digest),
+        return Receipt(tx_hash(self.ledger, digest),
                        self._genesis + at_ms // self._block_ms, at_ms)  # ledger_sequence
 
     def _record(self, op: str, receipt: Receipt, money: Money, **fields: str | None) -> None:

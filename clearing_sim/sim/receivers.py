@@ -35,7 +35,7 @@ from clearing_sim.domain.latency import Latency, LogNormal, Uniform
 if TYPE_CHECKING:
     import random
 
-    from clearing_sim.sim.world import World
+    from clearing_sim.sim.seams import Engine
 
 __all__ = ["Arrival", "Handler", "ReceiverBehaviour", "Receivers", "Transmission",
            "WebhookRequest"]
@@ -122,7 +122,7 @@ class Transmission:
 class Receivers:
     """The endpoints behind every URL of one world."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: Engine) -> None:
         self._world = world
         self._behaviours: dict[str, ReceiverBehaviour] = {}
         self._handlers: dict[str, Handler] = {}

@@ -31,7 +31,7 @@ from clearing_sim.domain.calendar import OperatingCalendar, Operation
 from clearing_sim.domain.latency import Latency
 
 if TYPE_CHECKING:
-    from clearing_sim.sim.world import World
+    from clearing_sim.sim.seams import Engine
 
 __all__ = ["CLOSED", "CONNECTION_STATE", "OPERATOR_FEE_ACCOUNT", "RtgsAdapter", "RtgsRefused"]
 
@@ -52,7 +52,7 @@ class _Earmark:
 
 
 class RtgsAdapter:
-    def __init__(self, world: World, latency: Latency,
+    def __init__(self, world: Engine, latency: Latency,
                  calendar: OperatingCalendar | None = None) -> None:
         self.world = world
         self.latency = latency

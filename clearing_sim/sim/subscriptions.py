@@ -26,7 +26,7 @@ from clearing_sim.domain.ids import ParticipantId
 from clearing_sim.domain.lifecycle import EventType
 
 if TYPE_CHECKING:
-    from clearing_sim.sim.world import World
+    from clearing_sim.sim.seams import Engine
 
 __all__ = ["Subscription", "SubscriptionRegistry", "SubscriptionStatus"]
 
@@ -72,7 +72,7 @@ class Subscription:
 class SubscriptionRegistry:
     """Every subscription of one world, in creation order, deleted ones included."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: Engine) -> None:
         self._world = world
         self._by_id: dict[str, Subscription] = {}
 

@@ -1,6 +1,7 @@
 """The outgoing webhook channel: fan-out, signing, attempts, the retry schedule, the disable rule.
 
-Public names: ``Delivery``, ``DeliveryStatus``, ``WebhookChannel``.
+Public names: ``ChannelWorld`` (what the channel reads of its run, its seam:
+``sim.seams``), ``Delivery``, ``DeliveryStatus``, ``WebhookChannel``.
 
 The world makes one channel (``world.webhooks``). It listens to the log: each
 ``transaction.state`` record is one public event (``evt_`` + a UUID from the world's id
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import simpy
 from attrs import define
@@ -53,13 +54,15 @@ from clearing_sim.domain.delivery import (
 from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.domain.signing import signature_header
 from clearing_sim.sim.receivers import ReceiverBehaviour, Receivers, WebhookRequest
+from clearing_sim.sim.seams import Engine
 from clearing_sim.sim.subscriptions import Subscription, SubscriptionStatus
 
 if TYPE_CHECKING:
+    from clearing_sim.sim.book import TransactionBook
     from clearing_sim.sim.eventlog import Record
-    from clearing_sim.sim.world import World
+    from clearing_sim.sim.subscriptions import SubscriptionRegistry
 
-__all__ = ["Delivery", "DeliveryStatus", "WebhookChannel"]
+__all__ = ["ChannelWorld", "Delivery", "DeliveryStatus", "WebhookChannel"]
 
 Proc = Generator[simpy.Event, Any, Any]
 #: ``EventType(value)`` without the enum's call
@@ -89,8 +92,22 @@ class Delivery:
     next_attempt_at_ms: int | None = None
 
 
+class ChannelWorld(Engine, Protocol):
+    """What the channel reads of its run (``sim.seams``): the subscriptions it fans out to,
+    the book that names each transaction's audience, whether terminal history is kept."""
+
+    @property
+    def subscriptions(self) -> SubscriptionRegistry: ...
+
+    @property
+    def transactions(self) -> TransactionBook: ...
+
+    @property
+    def forget_terminal(self) -> bool: ...
+
+
 class WebhookChannel:
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: ChannelWorld) -> None:
         self._world = world
         self.receivers = Receivers(world)
         self.events: list[WebhookEvent] = []  # every event fanned out, in order

@@ -9,6 +9,13 @@ adapter) and the event log. Two worlds in one process share nothing. The API lay
 world through the commands here (``initiate``, ``cancel``, ``arm``, ``resolve``,
 ``save_profile``) at its current virtual time, and moves time with ``run_until`` /
 ``advance``.
+
+The world is the one place that wires the engine's components. Each component depends
+only on the narrow protocol of what it uses (``sim.seams``: ``Clock``, ``Engine``; and the
+component's own: ``custody.CustodyWorld``, ``inbox.InboxWorld``, ``issuer.IssuerWorld``,
+``saga.SagaWorld``, ``webhook_channel.ChannelWorld``; the ledgers, the RTGS adapter, the
+subscriptions and the receivers need only an ``Engine``), never on ``World``: the world
+satisfies each and hands itself to what it builds, so none of them imports this module.
 """
 
 from __future__ import annotations
