@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from clearing_sim.scenario import schema_check
 from clearing_sim.scenario.errors import ScenarioInvalid
-from clearing_sim.scenario.schema import _VALIDATOR, SCHEMA
+from clearing_sim.scenario.schema import SCHEMA, _validator
 from clearing_sim.scenario.source import iter_paths, parse_yaml
 from tests.scenario.kit import BASE
 from tests.scenario.test_hostile_files import _texts
@@ -37,7 +37,7 @@ _VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3)
 
 def _agree(data: Any) -> str | None:
     fast = schema_check.valid(SCHEMA, data)
-    slow = next(iter(_VALIDATOR.iter_errors(data)), None) is None
+    slow = next(iter(_validator().iter_errors(data)), None) is None
     if fast is not None and fast != slow:
         return f"fast check says {'valid' if fast else 'invalid'}, jsonschema {slow}"
     return None
