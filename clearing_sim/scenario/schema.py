@@ -23,7 +23,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from clearing_sim.scenario.errors import Problem
-from clearing_sim.scenario.schema_check import valid
+from clearing_sim.scenario.schema_check import checker
 from clearing_sim.scenario.source import Document, FieldPath
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ __all__ = ["SCHEMA", "explain", "schema_problems"]
 
 SCHEMA: dict[str, Any] = json.loads(
     resources.files("clearing_sim.scenario").joinpath("schema.json").read_text("utf-8"))
+_valid = checker(SCHEMA)  # the plain check, its plans kept for every file
 _UNIONS = ("anyOf", "oneOf")
 _TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string",
                "boolean": "true or false", "object": "a mapping", "array": "a list",
@@ -168,7 +169,7 @@ def _dependents(rules: dict[str, list[str]], instance: Any) -> Iterator[tuple[st
 def schema_problems(document: Document) -> list[tuple[FieldPath | None, Problem]]:
     """Every schema violation of ``document`` as a located ``Problem``, with the path of the
     value it makes unusable (``None`` for an unknown key: reading can go on without it)."""
-    if valid(SCHEMA, document.data):  # the common case, decided fast (``schema_check``)
+    if _valid(document.data):  # the common case, decided fast (``schema_check``)
         return []
     problems: list[tuple[FieldPath | None, Problem]] = []
     for error in _validator().iter_errors(document.data):

@@ -252,8 +252,10 @@ class Stage:
         """``fact`` with the ``${…}`` of its ``transaction`` and ``where`` resolved now (a
         check judged later must look for what its step meant, whatever is saved since)."""
         transaction: Any = None if fact.transaction is None else self.fill(fact.transaction)
-        return evolve(fact, transaction=transaction,
-                      where=tuple((k, self.fill(v)) for k, v in fact.where))
+        where = tuple((k, self.fill(v)) for k, v in fact.where)
+        if transaction == fact.transaction and where == fact.where:
+            return fact  # nothing to resolve: the same fact (a wait asks at every poll)
+        return evolve(fact, transaction=transaction, where=where)
 
     def fact_ms(self, fact: Fact, *, resolved: bool = False) -> int | None:
         """The virtual time of ``fact``, or ``None`` if it has not happened (yet).
