@@ -215,6 +215,7 @@ def _too_deep(text: str, path: str, loader: _Loader) -> Problem | None:
     try:
         while parser.check_event():
             event = parser.get_event()
+            assert event is not None  # check_event said there is one
             kind = type(event)
             if kind in _STARTS:
                 depth += 1
