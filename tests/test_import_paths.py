@@ -23,7 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pandas", "matplotlib", "dask", "pyarrow", "numpy", "starlette", "uvicorn",
          # imported by jsonschema for formats we never check: rfc3987_syntax 2 s, the others
          # (arrow through isoduration) a tenth of the CLI's start (issue 30)
-         "rfc3987_syntax", "isoduration", "arrow", "rfc3986_validator", "webcolors")
+         "rfc3987_syntax", "isoduration", "arrow", "rfc3986_validator", "webcolors",
+         # issue 30, section 3: a run of valid files builds no jsonschema validator (the plain
+         # check judges them); the doors' and the test kit's packages stay with their commands
+         "jsonschema", "referencing", "httpx", "hypothesis", "cryptography")
 
 PROBE = """
 import json, sys
@@ -55,6 +58,14 @@ def test_commands_without_analysis_or_http_import_none_of_their_packages(
 def test_the_probe_sees_a_heavy_import_when_a_command_needs_one() -> None:
     """The check can fail: ``workload --help`` imports the analysis stack (pandas)."""
     assert "pandas" in _heavy_imports("workload", "--help")
+
+
+def test_the_probe_sees_jsonschema_when_a_file_breaks_the_schema(tmp_path: Path) -> None:
+    """The check can fail: a file the plain check refuses is worded by jsonschema, imported
+    then and only then (``clearing_sim.scenario.schema``)."""
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("scenario: broken\nsteps: 3\n", encoding="utf-8")
+    assert "jsonschema" in _heavy_imports("validate", str(broken))
 
 
 @pytest.mark.parametrize("name", sorted(cli.LAZY_COMMANDS))

@@ -58,7 +58,7 @@ def apply_fault(stage: Stage, fault: ReceiverOutage | NetworkFault | ForgedIssue
 def _forge(stage: Stage, fault: ForgedIssuerWebhook) -> None:
     issuer_id = stage.parties[fault.issuer].id
     tx_id = str(stage.fill(fault.transaction))
-    sent = stage.world.log.select("issuer.instruction", issuerId=issuer_id, transactionId=tx_id)
+    sent = stage.select("issuer.instruction", issuerId=issuer_id, transactionId=tx_id)
     if not sent:
         raise StepFailed(f"forged_issuer_webhook: {fault.issuer} holds no instruction of "
                          f"{tx_id} yet; wait_until its issuer.instruction record first")
@@ -68,8 +68,8 @@ def _forge(stage: Stage, fault: ForgedIssuerWebhook) -> None:
 
 # deliveries --------------------------------------------------------------------------------
 def _attempts(stage: Stage, delivery: Delivery) -> list[Any]:
-    return stage.world.log.select("webhook.attempt", eventId=delivery.event.id,
-                                  subscriptionId=delivery.subscription_id)
+    return stage.select("webhook.attempt", eventId=delivery.event.id,
+                        subscriptionId=delivery.subscription_id)
 
 
 def _picked(stage: Stage, expectation: Deliveries) -> list[Delivery]:

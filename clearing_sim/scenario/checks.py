@@ -167,8 +167,7 @@ def _subsequence(wanted: tuple[str, ...], seen: list[str]) -> bool:
 
 def _events(stage: Stage, events: Events) -> Verdict:
     tx_id = stage.fill(events.transaction)
-    seen = [str(r["event"]) for r in stage.world.log.select("transaction.state",
-                                                               transactionId=tx_id)
+    seen = [str(r["event"]) for r in stage.select("transaction.state", transactionId=tx_id)
             if r.get("event")]
     checks = []
     wanted: dict[str, list[str]] = {}
@@ -189,7 +188,7 @@ def _events(stage: Stage, events: Events) -> Verdict:
 
 def _log_count(stage: Stage, count: LogCount) -> Verdict:
     match = {str(k): stage.fill(v) for k, v in count.where}
-    found = len(stage.world.log.select(count.record, **match))
+    found = len(stage.select(count.record, **match))
     where = f" where {render(match)}" if match else ""
     return Verdict(matches(count.count, found),
                    f"{count.record} records{where}: {describe(count.count)}", str(found),

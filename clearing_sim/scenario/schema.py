@@ -8,26 +8,32 @@ is reported at the key itself with the allowed keys (and the closest one); a val
 matches none of a union's forms is explained by the one form of the right JSON type, or by the
 union's ``x-expected`` annotation. Annotations starting with ``x-`` are ours; validators
 ignore them.
+
+jsonschema is imported, and its validator built, only for a file the plain check
+(``schema_check.valid``) finds invalid: a run of valid files never pays for either (issue 30,
+section 3).
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterator
+from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from clearing_sim.jsonschema_import import Draft202012Validator, ValidationError
 from clearing_sim.scenario.errors import Problem
-from clearing_sim.scenario.schema_check import valid
+from clearing_sim.scenario.schema_check import checker
 from clearing_sim.scenario.source import Document, FieldPath
+
+if TYPE_CHECKING:
+    from clearing_sim.jsonschema_import import Draft202012Validator, ValidationError
 
 __all__ = ["SCHEMA", "explain", "schema_problems"]
 
 SCHEMA: dict[str, Any] = json.loads(
     resources.files("clearing_sim.scenario").joinpath("schema.json").read_text("utf-8"))
-_VALIDATOR = Draft202012Validator(SCHEMA)
+_valid = checker(SCHEMA)  # the plain check, its plans kept for every file
 _UNIONS = ("anyOf", "oneOf")
 _TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string",
                "boolean": "true or false", "object": "a mapping", "array": "a list",
@@ -72,7 +78,17 @@ def _branch_errors(error: ValidationError) -> list[ValidationError] | None:
     return fitting[0] if len(fitting) == 1 else None
 
 
+@cache
+def _validator() -> Draft202012Validator:
+    """The schema's jsonschema validator, built on first use."""
+    from clearing_sim.jsonschema_import import Draft202012Validator
+
+    return Draft202012Validator(SCHEMA)
+
+
 def _closest(word: str, allowed: list[str]) -> str:
+    import difflib  # only to word a problem
+
     match = difflib.get_close_matches(word, allowed, n=1)
     return f" (did you mean {match[0]}?)" if match else ""
 
@@ -153,10 +169,10 @@ def _dependents(rules: dict[str, list[str]], instance: Any) -> Iterator[tuple[st
 def schema_problems(document: Document) -> list[tuple[FieldPath | None, Problem]]:
     """Every schema violation of ``document`` as a located ``Problem``, with the path of the
     value it makes unusable (``None`` for an unknown key: reading can go on without it)."""
-    if valid(SCHEMA, document.data):  # the common case, decided fast (``schema_check``)
+    if _valid(document.data):  # the common case, decided fast (``schema_check``)
         return []
     problems: list[tuple[FieldPath | None, Problem]] = []
-    for error in _VALIDATOR.iter_errors(document.data):
+    for error in _validator().iter_errors(document.data):
         for path, message, at_key in explain(error):
             blocking = error.validator != "additionalProperties"
             problems.append((path if blocking else None,

@@ -1,6 +1,6 @@
 """Whether a document is valid against the scenario schema, answered fast.
 
-Public names: ``valid``.
+Public names: ``checker``, ``valid``.
 
 ``jsonschema`` explains every violation (``scenario/schema.py`` words them), but walking a
 valid file costs it a validator object per value and a reference lookup per ``$ref``: about
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["valid"]
+__all__ = ["checker", "valid"]
 
 #: keywords that assert nothing (annotations)
 _ANNOTATIONS = frozenset(("description", "title", "x-expected", "$schema", "$id", "$defs",
@@ -75,9 +75,18 @@ def _number(instance: Any) -> bool:
     return isinstance(instance, int | float) and not isinstance(instance, bool)
 
 
+def _unknown(name: Any, _instance: Any, _schema: Any) -> bool:
+    raise _Unknown(name)
+
+
+_Plan = tuple[tuple[Callable[[Any, Any, Any], bool], Any], ...]
+
+
 class _Check:
     def __init__(self, root: Mapping[str, Any]) -> None:
         self.root = root
+        #: id of a schema node (of ``root``, alive as long as this check) → its plan
+        self.plans: dict[int, _Plan] = {}
         self.keywords: dict[str, Callable[[Any, Any, Any], bool]] = {
             "$ref": self._ref, "type": self._type, "required": self._required,
             "properties": self._properties, "additionalProperties": self._additional,
@@ -108,16 +117,22 @@ class _Check:
             return False
         if not isinstance(schema, dict):
             raise _Unknown(schema)
-        keywords = self.keywords
+        plan = self.plans.get(id(schema))
+        if plan is None:
+            plan = self.plans[id(schema)] = self._plan(schema)
+        return all(rule(value, instance, schema) for rule, value in plan)
+
+    def _plan(self, schema: dict[str, Any]) -> _Plan:
+        """The schema's assertions in order, each with its value; an unknown keyword is a
+        rule that raises ``_Unknown`` where ``check`` reaches it (made once per schema)."""
+        plan: list[tuple[Callable[[Any, Any, Any], bool], Any]] = []
         for name, value in schema.items():
-            rule = keywords.get(name)
-            if rule is None:
-                if name in _ANNOTATIONS:
-                    continue
-                raise _Unknown(name)
-            if not rule(value, instance, schema):
-                return False
-        return True
+            rule = self.keywords.get(name)
+            if rule is not None:
+                plan.append((rule, value))
+            elif name not in _ANNOTATIONS:
+                plan.append((_unknown, name))
+        return tuple(plan)
 
     def _ref(self, value: Any, instance: Any, _schema: Any) -> bool:
         if not isinstance(value, str) or not value.startswith("#/$defs/") \
@@ -164,10 +179,21 @@ class _Check:
             for name in needed)
 
 
+def checker(schema: Mapping[str, Any]) -> Callable[[Any], bool | None]:
+    """``valid`` against ``schema``, made once: each schema node's keywords are looked up
+    at its first visit only (``schema`` must not change while the checker is used)."""
+    check = _Check(schema)
+
+    def judge(instance: Any) -> bool | None:
+        try:
+            return check.check(schema, instance)
+        except (_Unknown, RecursionError):
+            return None
+
+    return judge
+
+
 def valid(schema: Mapping[str, Any], instance: Any) -> bool | None:
     """Whether ``instance`` is valid against ``schema``; ``None`` when this check cannot
     tell (a keyword it does not know): ask jsonschema."""
-    try:
-        return _Check(schema).check(schema, instance)
-    except (_Unknown, RecursionError):
-        return None
+    return checker(schema)(instance)

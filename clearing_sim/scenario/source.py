@@ -117,25 +117,26 @@ class _Walker:
         self.problems.append(Problem(self.path, _location(node), field_path(path), message))
 
     def walk(self, node: Node, path: FieldPath) -> Any:
-        self.values.setdefault(path, _location(node))
-        if isinstance(node, MappingNode | SequenceNode) and node.tag not in _COLLECTION_TAGS:
+        if path not in self.values:
+            self.values[path] = _location(node)
+        if isinstance(node, ScalarNode):
+            return self._scalar(node, path)
+        if node.tag not in _COLLECTION_TAGS:
             self.report(node, path, f"YAML tag {node.tag} is not allowed here; expected a plain "
                         "mapping or list")
             return None
         if isinstance(node, MappingNode):
             return self._mapping(node, path)
-        if isinstance(node, SequenceNode):
-            return [self.walk(item, (*path, i)) for i, item in enumerate(node.value)]
-        assert isinstance(node, ScalarNode)
-        return self._scalar(node, path)
+        assert isinstance(node, SequenceNode)
+        return [self.walk(item, (*path, i)) for i, item in enumerate(node.value)]
 
     def _scalar(self, node: ScalarNode, path: FieldPath) -> Any:
         why = text_problem(node.value)
         if why is not None:
             self.report(node, path, f"the text {why}")
             return None
-        if node.tag == _TIMESTAMP:
-            return node.value
+        if node.tag == _STR or node.tag == _TIMESTAMP:
+            return node.value  # what the constructor answers for a string, without its calls
         if node.tag not in _SCALAR_TAGS:
             self.report(node, path, f"YAML tag {node.tag} is not allowed here; "
                         "expected plain JSON values (strings, numbers, booleans, null)")
@@ -202,22 +203,31 @@ def _syntax_problem(path: str, error: yaml.YAMLError) -> Problem:
 
 
 _Loader = type[yaml.SafeLoader] | type[yaml.CSafeLoader]
+_STARTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 
 def _too_deep(text: str, path: str, loader: _Loader) -> Problem | None:
     """A problem where the nesting first passes ``DEPTH_MAX``, read from the parser's events
     (iterative, unlike the composer, which recurses), or None."""
     depth = 0
-    for event in yaml.parse(text, Loader=loader):
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > DEPTH_MAX:
-                mark = event.start_mark
-                where = Location(mark.line + 1, mark.column + 1) if mark else Location(1, 1)
-                return Problem(path, where, "",
-                               f"lists and mappings are nested more than {DEPTH_MAX} deep")
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
+    parser = loader(text)  # what yaml.parse does, without a generator frame per event
+    try:
+        while parser.check_event():
+            event = parser.get_event()
+            assert event is not None  # check_event said there is one
+            kind = type(event)
+            if kind in _STARTS:
+                depth += 1
+                if depth > DEPTH_MAX:
+                    mark = event.start_mark
+                    where = Location(mark.line + 1, mark.column + 1) if mark else Location(1, 1)
+                    return Problem(path, where, "",
+                                   f"lists and mappings are nested more than {DEPTH_MAX} deep")
+            elif kind in _ENDS:
+                depth -= 1
+    finally:
+        parser.dispose()
     return None
 
 

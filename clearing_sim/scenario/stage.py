@@ -12,7 +12,9 @@ simulated endpoint behind its URL, and ``app: reference`` attaches a ``Reference
 are issued when first needed and again when they expire on virtual time; a participant a
 step adds (``admitted``) comes with its API key and a session, as the shim's route issues
 them. ``resolve
-answers ``${…}`` references; ``fact_ms`` finds a fact's virtual time in the log.
+answers ``${…}`` references; ``fact_ms`` finds a fact's virtual time in the log, and
+``select`` reads the log through an index (``LogIndex``; not for a world whose log is kept on
+disk, which keeps no second copy in memory).
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from attrs import evolve
 from clearing_sim.domain.money import Asset
 from clearing_sim.scenario.expectations import Fact, Site
 from clearing_sim.scenario.fieldpath import MISSING, lookup
+from clearing_sim.scenario.log_index import LogIndex
 from clearing_sim.scenario.model import AgentSpec, ReceiverSpec, Scenario, WebhookSpec
 from clearing_sim.scenario.templates import NOW, Reference, substitute
 from clearing_sim.service.admission import Admitted
 from clearing_sim.service.api import ServiceAPI
 from clearing_sim.service.auth import SESSION_TTL_S
 from clearing_sim.service.messages import Request, Response
+from clearing_sim.sim.eventlog import JsonValue, Record
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.receivers import ReceiverBehaviour
 from clearing_sim.sim.world import Environment, World, WorldConfig
@@ -104,6 +108,13 @@ class Stage:
         self.webhooks: dict[str, dict[str, str]] = {}
         self.reference: dict[str, ReferenceReceiver] = {}  # by webhook name
         self.fiat_total = self.world.rtgs.total()
+        self._index = None if world_options.get("log_store") else LogIndex(self.world.log)
+
+    def select(self, kind: str | None, /, **match: JsonValue) -> list[Record]:
+        """``world.log.select(kind, **match)``, through the index where there is one."""
+        if self._index is None:
+            return self.world.log.select(kind, **match)
+        return self._index.select(kind, **match)
 
     def _use_real_gateway(self, party: Participant, fields: dict[str, Any],
                           site: Site) -> None:
@@ -241,8 +252,10 @@ class Stage:
         """``fact`` with the ``${…}`` of its ``transaction`` and ``where`` resolved now (a
         check judged later must look for what its step meant, whatever is saved since)."""
         transaction: Any = None if fact.transaction is None else self.fill(fact.transaction)
-        return evolve(fact, transaction=transaction,
-                      where=tuple((k, self.fill(v)) for k, v in fact.where))
+        where = tuple((k, self.fill(v)) for k, v in fact.where)
+        if transaction == fact.transaction and where == fact.where:
+            return fact  # nothing to resolve: the same fact (a wait asks at every poll)
+        return evolve(fact, transaction=transaction, where=where)
 
     def fact_ms(self, fact: Fact, *, resolved: bool = False) -> int | None:
         """The virtual time of ``fact``, or ``None`` if it has not happened (yet).
@@ -262,7 +275,7 @@ class Stage:
         if fact.event is not None:
             match["event"] = fact.event
         kind = "transaction.state" if fact.event is not None else fact.record
-        found = self.world.log.select(kind, **match)
+        found = self.select(kind, **match)
         picked = _nth(found, fact.nth)
         return None if picked is None else picked.at_ms
 
@@ -272,8 +285,8 @@ class Stage:
         Attempts are logged when answered; a slow answer is logged after a quicker later
         one, so they are counted in the order they were sent."""
         assert fact.webhook is not None
-        found = self.world.log.select("webhook.attempt", attempt=fact.attempt,
-                                      subscriptionId=self.webhooks[fact.webhook]["id"])
+        found = self.select("webhook.attempt", attempt=fact.attempt,
+                            subscriptionId=self.webhooks[fact.webhook]["id"])
         if fact.transaction is not None:
             events = {e.id for e in self.world.webhooks.events
                       if e.transaction_id == fact.transaction}

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any
 
 from attrs import frozen
@@ -50,6 +51,7 @@ class Reference:
     offset_ms: int = 0
 
 
+@lru_cache(maxsize=1024)  # a wait resolves the same references at every poll
 def _parse(inner: str) -> Reference:
     text = inner.strip()
     now = _NOW.fullmatch(text)
@@ -87,6 +89,8 @@ def _render(value: Any) -> str:
 
 
 def _substitute_text(text: str, resolve: Callable[[Reference], Any]) -> Any:
+    if "$" not in text:  # no reference, no $${ (most strings)
+        return text
     whole = _TOKEN.fullmatch(text)
     if whole is not None and whole.group(0) != "$${":
         return resolve(_parse(whole.group(1)))

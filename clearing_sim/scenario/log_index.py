@@ -1,0 +1,67 @@
+"""The scenario runner's index of its world's log: ``select`` without a scan of the log.
+
+Public names: ``LogIndex``.
+
+A scenario's waits ask the log for a fact at every poll (``wait_until``: tens of times per
+wait), and ``EventLog.select`` reads every record each time: about a fifth of a scenario run
+went to those scans (issue 30, section 3). ``LogIndex`` keeps the records by kind, and by
+kind and ``transactionId``, as a log listener adds them, and answers ``select`` from the
+smaller list: the same records in the same (log) order as ``EventLog.select``. A family
+(``"ledger."``) or every kind (``None``) is not indexed: those go to the log itself.
+
+The index is built on first use (from the records so far, then from a listener), so a world
+whose selects never come through it (a served world that keeps its history on disk) holds
+no second copy of its log.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from operator import attrgetter
+
+from clearing_sim.sim.eventlog import EventLog, JsonValue, Record
+
+__all__ = ["LogIndex"]
+
+_SEQ = attrgetter("seq")
+
+
+class LogIndex:
+    """``select`` over one log, from lists kept by kind (and by kind and transaction)."""
+
+    def __init__(self, log: EventLog) -> None:
+        self._log = log
+        self._by_kind: dict[str, list[Record]] | None = None
+        self._by_transaction: dict[tuple[str, JsonValue], list[Record]] = {}
+
+    def _add(self, record: Record) -> None:
+        assert self._by_kind is not None
+        lists = [self._by_kind.setdefault(record.kind, [])]
+        tx_id = record.fields.get("transactionId")
+        if isinstance(tx_id, str):
+            lists.append(self._by_transaction.setdefault((record.kind, tx_id), []))
+        for found in lists:
+            if found and found[-1].seq > record.seq:  # appended from inside another listener
+                insort(found, record, key=_SEQ)
+            else:
+                found.append(record)
+
+    def _built(self) -> dict[str, list[Record]]:
+        if self._by_kind is None:
+            self._by_kind = {}
+            for record in self._log:
+                self._add(record)
+            self._log.listen(self._add)
+        return self._by_kind
+
+    def select(self, kind: str | None, /, **match: JsonValue) -> list[Record]:
+        """What ``EventLog.select(kind, **match)`` answers, in the same order."""
+        if kind is None or kind.endswith("."):
+            return self._log.select(kind, **match)
+        by_kind = self._built()
+        tx_id = match.get("transactionId")
+        if isinstance(tx_id, str):
+            candidates = self._by_transaction.get((kind, tx_id), [])
+        else:
+            candidates = by_kind.get(kind, [])
+        return [r for r in candidates if all(r.fields.get(k) == v for k, v in match.items())]
