@@ -18,26 +18,29 @@ collection of a grown world stalls a read for seconds; a realtime tick leaves th
 alone.
 A write must not land at a virtual instant that depends on wall-clock timing, so while
 ``running_events`` is true it waits (``Clock.write``) until the advance ends, then applies at
-the time the advance reached (docs/semantics.md). Real webhook deliveries pause an advance
-deterministically: when requests reach real receivers, the advance stops at their virtual
-instant, clears ``running_events``, frees the world lock and waits for the answers, so a
-receiver that calls back (fetching the transaction, as the spec tells it to, or writing) is
-served at the delivery's own virtual time; then it feeds the answers in and carries on.
-Calls to real issuer gateways (``World.external``) pause it the same way: they are made in a
-worker thread, one after another in the engine's order, beside the deliveries, and their
+the time the advance reached (docs/semantics.md). Real webhook deliveries do not hold an
+advance up (issue 31 §2): after each hold it sends the requests that reached real receivers
+in it (``RealDeliveries.launch``, concurrently) and runs on; the world reads each outcome at
+the request's learn instant (the instant its retry would go out), fixed when it arrived.
+Only before running an instant that learns an outcome not in yet does the advance pause:
+it clears ``running_events``, frees the world lock and waits for those answers (a receiver
+that calls back is served meanwhile), then carries on. An advance that ends first returns,
+and the requests still on the wire are carried into the next one.
+Calls to real issuer gateways (``World.external``) pause it at the call's own instant: they
+are made in a worker thread, one after another in the engine's order, and their
 answers are fed in under the next hold, so a slow gateway never blocks the event loop.
 A slice ends between two instants (it runs the rest of the instant it reached), so the
 world between two slices is the world an advance to that instant would leave. With a
 journal, each slice (each hold of the world lock) is one ``clock`` entry (events run, the
-instant it reached), so a read logged between two slices is replayed between them; each
-batch of real answers is one ``deliveries`` entry, fed in under the same hold as the events
-after it.
+instant it reached), so a read logged between two slices is replayed between them; the
+real outcomes a hold's events read are one ``learned`` entry, written just before its
+``clock`` entry (replay feeds them in, then runs the events).
 
 In ``realtime`` mode a background task (``run_realtime``) catches the world up with
 ``epoch of the run + (wall elapsed × speed)`` every ``TICK_S`` seconds, and each request
 catches it up first when no advance is running. An advance in realtime mode jumps ahead
-and the clock follows the wall clock from there. While real receivers are being waited on,
-virtual time stands still, then catches up.
+and the clock follows the wall clock from there. While a real receiver's answer is waited
+for, virtual time stands still, then catches up.
 """
 
 from __future__ import annotations

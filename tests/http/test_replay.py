@@ -273,6 +273,29 @@ def test_a_delivery_without_a_journaled_outcome_is_sent_again_at_restart(
     again.close()
 
 
+def test_a_real_outcome_missing_from_the_journal_stops_the_replay(
+        tmp_path: Path, receiver: Receiver) -> None:
+    """The world must read each real outcome at its learn instant: a journal whose
+    ``learned`` entry is gone (its ``clock`` entries kept) cannot replay, and says which
+    delivery; the file is left as it was."""
+    path = tmp_path / "j.jsonl"
+    client, member, asset = delivering(path, receiver, ["transaction.received"])
+    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(asset))
+    client.advance(120)
+    client.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    kept = [line for line in lines if b'"k":"learned"' not in line]
+    assert len(kept) == len(lines) - 1
+    renumbered = [kept[0]] + [encode_line({**{k: v for k, v in decode_line(line).items()
+                                              if k != "crc"}, "n": n})
+                              for n, line in enumerate(kept[1:], start=1)]
+    path.write_bytes(b"".join(renumbered))
+    before = path.read_bytes()
+    with pytest.raises(JournalError, match="real delivery 0 is learned at 60"):
+        journaled(path, **REAL)
+    assert path.read_bytes() == before
+
+
 def test_a_journal_of_the_older_deliveries_entries_is_refused_by_name(tmp_path: Path) -> None:
     """Before issue 31 §2 a real outcome was read at its arrival's instant (``deliveries``
     entries); replaying those now would build another world, so the journal is refused,
