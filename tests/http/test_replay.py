@@ -28,6 +28,7 @@ from tests.http.conftest import (
     add,
     held_receiver,
     issuer_body,
+    make_client,
     member_body,
     real_answers,
     redeem_body,
@@ -537,3 +538,45 @@ def test_a_default_checkpoint_name_is_the_next_free_one(tmp_path: Path) -> None:
     finally:
         client.close()
     assert names == ["cp-2", "cp-3", "cp-4", "cp-5"]
+
+
+def test_a_rewind_to_a_checkpoint_with_a_real_delivery_on_the_wire_sends_it_again(
+        tmp_path: Path, receiver: Receiver) -> None:
+    """Between two advances a real POST may be on the wire (its outcome is learned 60 s
+    after it was sent): a checkpoint there is a world to go back to. The rewind rebuilds it
+    with the request unanswered and the next advance sends it again, to the same log."""
+    path = tmp_path / "j.jsonl"
+    client, member, asset = delivering(path, receiver, ["transaction.received"])
+    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(asset))
+    client.advance(5)
+    assert client.sim.world.webhooks.busy  # on the wire
+    assert client.op("POST", "/sim/v1/checkpoints", {"name": "wire"}).status_code == 201
+    client.advance(120)
+    first = digest(client)
+    sent = len(receiver.received)
+    rewound = client.op("POST", "/sim/v1/rewind", {"checkpoint": "wire"})
+    assert rewound.status_code == 200, rewound.text
+    client.advance(120)
+    assert len(receiver.received) == sent + 1
+    assert digest(client) == first
+    client.close()
+    restarted, _ = journaled(path, **REAL)
+    assert digest(restarted) == first
+    restarted.close()
+
+
+def test_a_reset_leaves_the_old_worlds_deliveries_unread(receiver: Receiver) -> None:
+    """A reset with a real POST on the wire: the new world never reads it, and its own
+    advances do not wait for it."""
+    client = make_client(seed=3, **REAL)
+    issuer, member = add(client, issuer_body()), add(client, member_body())
+    assert issuer.asset is not None
+    assert client.post("/api/v1/webhooks", headers=member.auth, json={
+        "url": receiver.url, "events": ["transaction.received"]}).status_code == 201
+    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(issuer.asset))
+    client.advance(5)
+    assert client.op("POST", "/sim/v1/reset", {}).status_code == 200
+    client.advance(120)
+    assert not [r for r in client.sim.world.log if r.kind == "http.delivery"]
+    assert not client.sim.world.webhooks.busy
+    client.close()
