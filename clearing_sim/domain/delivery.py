@@ -1,7 +1,8 @@
 """Outgoing webhook rules as data: the event body, the retry schedule, success, the disable rule.
 
 Public names: ``ATTEMPTS_MAX``, ``DELIVERY_TIMEOUT_MS``, ``DISABLE_AFTER_MS``,
-``RETRY_DELAYS_MS``, ``RETRY_OFFSETS_MS``, ``WebhookEvent``, ``disable_due``, ``is_success``.
+``RETRY_DELAYS_MS``, ``RETRY_OFFSETS_MS``, ``WebhookEvent``, ``disable_due``, ``is_success``,
+``real_outcome_learned_at_ms``.
 
 Spec, Events: a delivery is an HTTPS POST of a small JSON body (``id``, ``type``,
 ``createdAt``, ``data``) signed with the subscription's secret. A non-2xx answer is retried
@@ -22,7 +23,8 @@ from clearing_sim.domain.jsontext import ordered_encoder
 from clearing_sim.domain.lifecycle import EventType
 
 __all__ = ["ATTEMPTS_MAX", "DELIVERY_TIMEOUT_MS", "DISABLE_AFTER_MS", "RETRY_DELAYS_MS",
-           "RETRY_OFFSETS_MS", "WebhookEvent", "disable_due", "is_success"]
+           "RETRY_OFFSETS_MS", "WebhookEvent", "disable_due", "is_success",
+           "real_outcome_learned_at_ms"]
 
 #: The wait before attempts 2 … 7, each counted from the start of the previous attempt.
 RETRY_DELAYS_MS: tuple[int, ...] = (60_000, 300_000, 1_800_000, 7_200_000, 43_200_000,
@@ -84,3 +86,15 @@ def disable_due(failing_since_ms: int | None, failed_at_ms: int) -> bool:
     disables it. Attempts must span the 72 hours: a failure alone, or one event's 38.6-hour
     schedule alone, never disables."""
     return failing_since_ms is not None and failed_at_ms - failing_since_ms >= DISABLE_AFTER_MS
+
+
+def real_outcome_learned_at_ms(sent_at_ms: int, attempt: int, arrived_at_ms: int) -> int:
+    """When the service learns the outcome of an attempt a real receiver answers (served
+    with ``--deliver-webhooks``; docs/semantics.md, "Real deliveries"): the instant the world
+    first needs it, whatever the wall time of the answer. That is the instant the next
+    attempt would go out (``RETRY_DELAYS_MS`` after this one was sent), and for the last
+    attempt the end of its ``DELIVERY_TIMEOUT_MS``. A copy that arrives at or after that
+    instant (a simulated latency beyond the timeout) is learned a timeout after it arrives."""
+    wait_ms = RETRY_DELAYS_MS[attempt - 1] if attempt < ATTEMPTS_MAX else DELIVERY_TIMEOUT_MS
+    learned_at_ms = sent_at_ms + wait_ms
+    return learned_at_ms if learned_at_ms > arrived_at_ms else arrived_at_ms + DELIVERY_TIMEOUT_MS

@@ -18,26 +18,29 @@ collection of a grown world stalls a read for seconds; a realtime tick leaves th
 alone.
 A write must not land at a virtual instant that depends on wall-clock timing, so while
 ``running_events`` is true it waits (``Clock.write``) until the advance ends, then applies at
-the time the advance reached (docs/semantics.md). Real webhook deliveries pause an advance
-deterministically: when requests reach real receivers, the advance stops at their virtual
-instant, clears ``running_events``, frees the world lock and waits for the answers, so a
-receiver that calls back (fetching the transaction, as the spec tells it to, or writing) is
-served at the delivery's own virtual time; then it feeds the answers in and carries on.
-Calls to real issuer gateways (``World.external``) pause it the same way: they are made in a
-worker thread, one after another in the engine's order, beside the deliveries, and their
+the time the advance reached (docs/semantics.md). Real webhook deliveries do not hold an
+advance up (issue 31 §2): after each hold it sends the requests that reached real receivers
+in it (``RealDeliveries.launch``, concurrently) and runs on; the world reads each outcome at
+the request's learn instant (the instant its retry would go out), fixed when it arrived.
+Only before running an instant that learns an outcome not in yet does the advance pause:
+it clears ``running_events``, frees the world lock and waits for those answers (a receiver
+that calls back is served meanwhile), then carries on. An advance that ends first returns,
+and the requests still on the wire are carried into the next one.
+Calls to real issuer gateways (``World.external``) pause it at the call's own instant: they
+are made in a worker thread, one after another in the engine's order, and their
 answers are fed in under the next hold, so a slow gateway never blocks the event loop.
 A slice ends between two instants (it runs the rest of the instant it reached), so the
 world between two slices is the world an advance to that instant would leave. With a
 journal, each slice (each hold of the world lock) is one ``clock`` entry (events run, the
-instant it reached), so a read logged between two slices is replayed between them; each
-batch of real answers is one ``deliveries`` entry, fed in under the same hold as the events
-after it.
+instant it reached), so a read logged between two slices is replayed between them; the
+real outcomes a hold's events read are one ``learned`` entry, written just before its
+``clock`` entry (replay feeds them in, then runs the events).
 
 In ``realtime`` mode a background task (``run_realtime``) catches the world up with
 ``epoch of the run + (wall elapsed × speed)`` every ``TICK_S`` seconds, and each request
 catches it up first when no advance is running. An advance in realtime mode jumps ahead
-and the clock follows the wall clock from there. While real receivers are being waited on,
-virtual time stands still, then catches up.
+and the clock follows the wall clock from there. While a real receiver's answer is waited
+for, virtual time stands still, then catches up.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from clearing_sim.domain.errors import InvalidRequest, NotAllowed, NotFound
 from clearing_sim.http import heap
-from clearing_sim.http.delivery import Outgoing, RealOutcome
+from clearing_sim.http.inflight import Outgoing
 from clearing_sim.http.options import ClockMode
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.sim import waiting
@@ -86,14 +89,15 @@ _log = logging.getLogger("clearing_sim.http")
 
 
 class Pause(NamedTuple):
-    """Where an advance stops for the real world: requests for real receivers and calls for
-    real gateways, made at this virtual instant; both empty: a slice's end."""
+    """Where an advance stops for the real world: real deliveries whose outcome the next
+    instant must learn and that are not answered yet, and calls for real gateways made at
+    this virtual instant; both empty: a slice's end."""
 
-    outgoing: list[Outgoing]
+    due: list[Outgoing]
     calls: list[tuple[Work, Any]]
 
     def __bool__(self) -> bool:
-        return bool(self.outgoing or self.calls)
+        return bool(self.due or self.calls)
 
 
 class Stop(NamedTuple):
@@ -228,7 +232,7 @@ class Clock:
     async def _run(self, wait: Wait) -> None:
         sim = self.sim
         self.advancing_to_ms = wait.deadline_ms
-        answered: tuple[Pause, list[RealOutcome], list[Any]] | None = None
+        answered: tuple[Pause, list[Any]] | None = None
         sliced = False  # the advance needed more than one slice
         try:
             while True:
@@ -240,6 +244,7 @@ class Clock:
                         self.awaiting_peers = False
                     at_ms, self.steps = sim.world.now_ms, 0
                     pause = self._step(wait)
+                    self._sent_and_learned(at_ms)
                     if sim.journal is not None:  # one entry per hold: requests between
                         sim.journal.clock(at_ms, self.steps,  # two slices come after it
                                           sim.world.now_ms if not pause else None)
@@ -254,71 +259,80 @@ class Clock:
                 if not pause:  # a slice done: reads get the world between two events
                     await asyncio.sleep(0)
                     continue
-                answered = (pause, *await self._wait(pause))
+                answered = await self._wait(pause)
         finally:
             self.running_events = False
             self.awaiting_peers = False
             self.advancing_to_ms = None
 
-    async def _wait(self, pause: Pause) -> tuple[list[RealOutcome], list[Any]]:
-        """The real receivers' answers and the real gateways' calls, made concurrently off
-        the event loop (the gateway calls one after another in a worker thread, in the
-        order the engine made them) while the world lock is free."""
-        outgoing, calls = pause
+    async def _wait(self, pause: Pause) -> tuple[Pause, list[Any]]:
+        """The real receivers' answers the next instant needs and the real gateways'
+        calls, made concurrently off the event loop (the gateway calls one after another in
+        a worker thread, in the order the engine made them) while the world lock is free."""
+        due, calls = pause
         sim = self.sim
 
-        async def deliveries() -> list[RealOutcome]:
-            if not outgoing:
-                return []
-            assert sim.deliveries is not None
-            return await sim.deliveries.send(outgoing)
+        async def deliveries() -> None:
+            if due:
+                assert sim.deliveries is not None
+                await sim.deliveries.answers(due)
 
         def gateway_calls() -> list[Any]:
             return [work() for work, _ in calls]
 
         if not calls:
-            return await deliveries(), []
-        outcomes, results = await asyncio.gather(deliveries(),
-                                                 asyncio.to_thread(gateway_calls))
-        return outcomes, results
+            await deliveries()
+            return pause, []
+        _, results = await asyncio.gather(deliveries(), asyncio.to_thread(gateway_calls))
+        return pause, results
 
-    def _answer(self, pause: Pause, outcomes: list[RealOutcome], results: list[Any]) -> None:
+    def _answer(self, pause: Pause, results: list[Any]) -> None:
+        if pause.calls:
+            ExternalCalls.answer(pause.calls, results)
+
+    def _sent_and_learned(self, at_ms: int) -> None:
+        """After a hold's events (issue 31 §2): send the real deliveries that arrived in it,
+        and journal the outcomes it learned (before its ``clock`` entry: replay feeds them
+        in, then runs the hold's events)."""
         sim = self.sim
-        outgoing, calls = pause
-        if outgoing:
-            assert sim.deliveries is not None
-            if sim.journal is not None:
-                sim.journal.deliveries(sim.world.now_ms,
-                                       [(o.status, o.error) for o in outcomes])
-            sim.deliveries.answer(outgoing, outcomes)
-        if calls:
-            ExternalCalls.answer(calls, results)
+        if sim.deliveries is None:
+            return
+        sim.deliveries.launch()
+        learned = sim.deliveries.take_learned()
+        if learned and sim.journal is not None:
+            sim.journal.learned(at_ms, [(item.seq, item.outcome.status, item.outcome.error)
+                                        for item in learned if item.outcome is not None])
 
-    def _waiting(self) -> bool:
-        """Whether requests wait for real receivers or calls for real gateways."""
-        deliveries, external = self.sim.deliveries, self.sim.world.external
-        return bool((deliveries is not None and deliveries.outbox)
-                    or (external is not None and external.pending))
+    def _unanswered(self, at_ms: float) -> list[Outgoing]:
+        """The real deliveries to learn by ``at_ms`` whose answer is not in yet."""
+        deliveries = self.sim.deliveries
+        return [] if deliveries is None else deliveries.missing_by(at_ms)
+
+    def _calling(self) -> bool:
+        """Whether calls wait for real gateways."""
+        external = self.sim.world.external
+        return external is not None and bool(external.pending)
 
     def _step(self, wait: Wait) -> Pause | None:
         """Run events until ``wait`` is over (``Wait.next_ms``, asked at each whole instant):
-        ``None`` when it is; the requests waiting for real receivers and the calls waiting
-        for real gateways (the rest of their instant run first); an empty pause after a
-        slice of ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time, and then the rest
-        of the instant it reached, so a slice ends where an advance to that instant would
-        (the journal records it as one) and never with requests in the outbox. ``steps``
-        counts the events run (the journal holds the count: replay runs exactly as many)."""
-        world, deliveries, external = self.sim.world, self.sim.deliveries, self.sim.world.external
+        ``None`` when it is; the calls waiting for real gateways (the rest of their instant
+        run first); before an instant at which real deliveries' outcomes are learned and not
+        all answered yet, those deliveries; an empty pause after a slice of
+        ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of wall time, and then the rest of the
+        instant it reached, so a slice ends where an advance to that instant would (the
+        journal records it as one). ``steps`` counts the events run (the journal holds the
+        count: replay runs exactly as many)."""
+        world, external = self.sim.world, self.sim.world.external
         env = world.env
         started_s = time.monotonic()
         run, sliced = 0, False
         while True:
-            if self._waiting():
+            if self._calling():
+                assert external is not None
                 while env.peek() == world.now_ms:
                     env.step()
                     self.steps += 1
-                return Pause(deliveries.take() if deliveries is not None else [],
-                             external.take() if external is not None else [])
+                return Pause([], external.take())
             whole = env.peek() > world.now_ms  # every event of this instant has run
             if whole:
                 next_ms = wait.next_ms()
@@ -327,6 +341,9 @@ class Clock:
                 if env.peek() > next_ms:  # nothing due before it: the clock jumps there
                     world.run_until(next_ms)
                     continue
+                due = self._unanswered(env.peek())
+                if due:  # that instant learns outcomes not in yet: wait for them first
+                    return Pause(due, [])
             sliced = sliced or run >= _STEPS_PER_SLICE or (
                 run % _CHECK_EVERY == _CHECK_EVERY - 1
                 and time.monotonic() - started_s > _SLICE_S)

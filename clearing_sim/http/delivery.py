@@ -7,13 +7,19 @@ The simulated channel still decides everything it decides in-process: when each 
 due, the signature (``t`` = the attempt's *virtual* send time, unix seconds), the network in
 front of the endpoint and the endpoint's own status (``PUT /sim/v1/receivers``). When a
 request reaches an endpoint that is up, the real receiver is asked (``Receivers.attach``;
-docs/semantics.md): the arrival waits on a SimPy event, which the clock
-(``clearing_sim.http.clock``) answers after POSTing the exact headers and raw body with httpx.
-The receiver's status is the attempt's status; one that cannot be reached answers as a
-gateway in front of it would: 502 (connection refused, no such host, TLS failure, or an
-address that is not public while private URLs are not allowed), 504 when it gives no answer
-within the 10-second delivery timeout of wall time. Each real POST is one ``http.delivery``
-log record (URL, event, attempt, copy, status, error): no wall-clock latency is logged, so a
+docs/semantics.md): the request joins the world's requests on the wire
+(``clearing_sim.http.inflight``), the clock (``clearing_sim.http.clock``) POSTs the exact
+headers and raw body with httpx while its advance runs on (``launch``: each POST a task of its
+own, at most ``IN_FLIGHT_MAX`` at once), and the arrival waits on a SimPy process that reads
+the outcome at the request's learn instant (``domain.delivery.real_outcome_learned_at_ms``:
+when its retry would go out, or its last attempt's timeout ends), a virtual instant that
+never depends on when the answer came; the clock does not run that instant before the
+answer is in (``missing_by``, ``answers``). The receiver's status is the attempt's status;
+one that cannot be reached answers as a gateway in front of it would: 502 (connection
+refused, no such host, TLS failure, or an address that is not public while private URLs are
+not allowed), 504 when it gives no answer within the 10-second delivery timeout of wall
+time. Each real POST is one ``http.delivery`` log record at its learn instant (URL, event,
+attempt, copy, the instant it arrived, status, error): no wall-clock latency is logged, so a
 deterministic receiver leaves a deterministic log.
 
 The spec's public-address rule is checked again here against the real resolver (a name the
@@ -34,17 +40,19 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from functools import partial
 from ipaddress import IPv4Address, IPv6Address, ip_address
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import simpy
-from attrs import frozen
+from attrs import define, field
 
-from clearing_sim.domain.delivery import DELIVERY_TIMEOUT_MS
+from clearing_sim.domain.delivery import DELIVERY_TIMEOUT_MS, real_outcome_learned_at_ms
 from clearing_sim.domain.webhook_url import address_class
+from clearing_sim.http.inflight import IN_FLIGHT_MAX, InFlight, Outgoing, RealOutcome
 from clearing_sim.sim.receivers import Arrival
 
 if TYPE_CHECKING:
@@ -60,18 +68,13 @@ BAD_GATEWAY = 502
 GATEWAY_TIMEOUT = 504
 
 
-@frozen
-class Outgoing:
-    """One request that reached an endpoint that is up, waiting for the real receiver."""
+@define(eq=False)
+class _Watched:
+    """One world whose webhooks are delivered for real, and its requests on the wire."""
 
-    arrival: Arrival
-    answer: simpy.Event
-
-
-@frozen
-class RealOutcome:
-    status: int
-    error: str | None = None  # why no real answer was received, or None
+    world: World
+    flight: InFlight = field(factory=InFlight)
+    attached: set[str] = field(factory=set)  # URLs whose real receiver is attached
 
 
 class RealDeliveries:
@@ -86,51 +89,128 @@ class RealDeliveries:
         self.deadline_s = deadline_s
         self.trust = trust
         self.echo = echo
-        self.outbox: list[Outgoing] = []
-        self._world: World | None = None
-        self._attached: set[str] = set()
+        self._watched: _Watched | None = None
+        self._before: _Watched | None = None  # the world watched before this one
+        self._tls: ssl.SSLContext | None = trust
 
     def watch(self, world: World) -> None:
-        """Deliver this world's webhooks from now on (a reset brings a new world)."""
-        self._world = world
-        self._attached = set()
-        self.outbox = []
-        world.log.listen(self._on_record)
+        """Deliver this world's webhooks from now on. A reset or rewind brings a new world:
+        the old one's requests still on the wire are left to finish, their answers read by
+        nobody; a rewind that fails goes back to the world before, requests and all."""
+        if self._watched is not None and self._watched.world is world:
+            return
+        before, self._before = self._before, self._watched
+        if before is not None and before.world is world:
+            self._watched = before
+            return
+        watched = self._watched = _Watched(world)
+        world.log.listen(partial(self._on_record, watched))
 
-    def _on_record(self, record: Record) -> None:
+    @property
+    def _flight(self) -> InFlight:
+        assert self._watched is not None
+        return self._watched.flight
+
+    def _on_record(self, watched: _Watched, record: Record) -> None:
         # Fan-out names the subscriptions before their deliveries exist: attach the real
         # receiver behind each URL then, whatever URL the subscription was created with.
-        if record.kind != "webhook.event" or self._world is None:
+        if record.kind != "webhook.event":
             return
-        world = self._world
+        world = watched.world
         wanted = record["subscriptionIds"]
         assert isinstance(wanted, list)
         for subscription_id in wanted:
             subscription = world.subscriptions.get(str(subscription_id))
-            if subscription is not None and subscription.url not in self._attached:
-                self._attached.add(subscription.url)
-                world.webhooks.receivers.attach(subscription.url, self._arrived)
+            if subscription is not None and subscription.url not in watched.attached:
+                watched.attached.add(subscription.url)
+                world.webhooks.receivers.attach(subscription.url,
+                                                partial(self._arrived, watched))
 
-    def _arrived(self, arrival: Arrival) -> simpy.Event:
-        assert self._world is not None
-        answer = self._world.env.event()
-        self.outbox.append(Outgoing(arrival, answer))
-        return answer
+    def _arrived(self, watched: _Watched, arrival: Arrival) -> simpy.Event:
+        """A request reached the endpoint: to the outbox; the arrival waits for the process
+        that learns its outcome at its learn instant."""
+        learn_at_ms = real_outcome_learned_at_ms(arrival.sent_at_ms, arrival.attempt,
+                                                 arrival.at_ms)
+        item = watched.flight.add(arrival, learn_at_ms)
+        return watched.world.env.process(self._learn(watched, item))
 
-    def take(self) -> list[Outgoing]:
-        batch, self.outbox = self.outbox, []
-        return batch
+    def _learn(self, watched: _Watched, item: Outgoing) -> Generator[simpy.Event, Any, int]:
+        world = watched.world
+        yield world.env.timeout(item.learn_at_ms - world.now_ms)
+        outcome = watched.flight.learn(item)  # the clock saw to it that it is in
+        a = item.arrival
+        world.log.append("http.delivery", url=a.request.url, eventId=a.event_id,
+                         subscriptionId=a.subscription_id, attempt=a.attempt, copy=a.copy,
+                         arrivedAtMs=a.at_ms, status=outcome.status, error=outcome.error)
+        if self.echo is not None:
+            self.echo(a, outcome)
+        return outcome.status
+
+    # what the clock asks ----------------------------------------------------------------------
+    def missing_by(self, at_ms: float) -> list[Outgoing]:
+        """Requests of the watched world to be learned by ``at_ms`` without their outcome."""
+        return self._flight.missing_by(at_ms)
+
+    def take_learned(self) -> list[Outgoing]:
+        """The requests whose outcome the world read since the last call (to journal)."""
+        return self._flight.take_learned()
+
+    def launch(self) -> None:
+        """Send every request that arrived since the last call, each in a task of its own
+        (at most ``IN_FLIGHT_MAX`` on the wire at once)."""
+        flight = self._flight
+        loop = asyncio.get_running_loop()
+        for item in flight.take_outbox():
+            item.task = loop.create_task(self._send(flight, item))
+
+    async def answers(self, items: list[Outgoing]) -> None:
+        """Until each of ``items`` has its outcome."""
+        self.launch()
+        tasks = [item.task for item in items if item.task is not None]
+        if tasks:
+            await asyncio.wait(tasks)
+        for item in items:
+            if item.outcome is None:  # its task was cancelled (the loop is closing)
+                item.outcome = RealOutcome(BAD_GATEWAY, "the request was cancelled")
+
+    # what replay asks ---------------------------------------------------------------------
+    def feed(self, seq: int, outcome: RealOutcome) -> str | None:
+        """A journaled outcome for request ``seq``; why it cannot be, or None."""
+        return self._flight.feed(seq, outcome)
+
+    def replayed_hold(self) -> None:
+        """A hold replayed: the requests that arrived in it are not sent, and the outcomes
+        it read are journaled already."""
+        self._flight.take_outbox()
+        self._flight.take_learned()
+
+    def replayed(self) -> int:
+        """A replay is done: nothing it sent went out; the requests without a journaled
+        outcome go out with the next advance (the server that sent them is gone); how many."""
+        return self._flight.requeue()
 
     # the network ----------------------------------------------------------------------------
-    async def send(self, batch: list[Outgoing]) -> list[RealOutcome]:
-        """POST every request of the batch at once; the outcomes in the batch's order."""
-        timeout = httpx.Timeout(DELIVERY_TIMEOUT_MS / 1000)
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
-                                     verify=True if self.trust is None else self.trust) as client:
-            return list(await asyncio.gather(*(self._post(client, item.arrival.request.url,
-                                                          item.arrival.request.headers,
-                                                          item.arrival.request.body)
-                                               for item in batch)))
+    async def _send(self, flight: InFlight, item: Outgoing) -> None:
+        if flight.slots is None:
+            flight.slots = asyncio.Semaphore(IN_FLIGHT_MAX)
+        request = item.arrival.request
+        async with flight.slots:
+            try:
+                async with httpx.AsyncClient(timeout=httpx.Timeout(DELIVERY_TIMEOUT_MS / 1000),
+                                             follow_redirects=False, trust_env=False,
+                                             verify=self._context()) as client:
+                    outcome = await self._post(client, request.url, request.headers,
+                                               request.body)
+            except Exception as error:  # closing the client failed: the world still learns
+                outcome = RealOutcome(BAD_GATEWAY, f"{type(error).__name__}: {error}"[:300])
+            if item.outcome is None:
+                item.outcome = outcome
+
+    def _context(self) -> ssl.SSLContext:
+        """The TLS context of every POST, made once (the system's roots unless ``trust``)."""
+        if self._tls is None:
+            self._tls = httpx.create_ssl_context()
+        return self._tls
 
     async def _post(self, client: httpx.AsyncClient, url: str,
                     headers: tuple[tuple[str, str], ...], body: bytes) -> RealOutcome:
@@ -165,18 +245,6 @@ class RealDeliveries:
         finally:
             await response.aclose()
         return RealOutcome(response.status_code)
-
-    def answer(self, batch: list[Outgoing], outcomes: list[RealOutcome]) -> None:
-        """Feed the real outcomes back into the simulation, in the batch's order."""
-        assert self._world is not None
-        for item, outcome in zip(batch, outcomes, strict=True):
-            a = item.arrival
-            self._world.log.append("http.delivery", url=a.request.url, eventId=a.event_id,
-                                   subscriptionId=a.subscription_id, attempt=a.attempt,
-                                   copy=a.copy, status=outcome.status, error=outcome.error)
-            item.answer.succeed(outcome.status)
-            if self.echo is not None:
-                self.echo(a, outcome)
 
 
 def pinned(url: str, address: IPv4Address | IPv6Address

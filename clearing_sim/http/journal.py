@@ -262,6 +262,13 @@ def _outcome(value: Any) -> bool:
             and (value[1] is None or _text(value[1])))
 
 
+def _learned(value: Any) -> bool:
+    """``[seq, status, error]``: a real webhook POST's outcome, the POST named by its order
+    of sending (``inflight.Outgoing.seq``)."""
+    return isinstance(value, list) and len(value) == 3 and _MS(value[0]) \
+        and _outcome(value[1:])
+
+
 _MS = _whole(0)
 _STATUS = _whole(100, 599)  # the shim's own answers
 #: what a real receiver may answer: any three digits from 100 (h11 takes up to 999)
@@ -318,6 +325,10 @@ _KINDS: dict[str, dict[str, _Field]] = {
                    "outcomes": _Field(lambda v: isinstance(v, list) and bool(v)
                                       and all(_outcome(o) for o in v),
                                       "a list of [status, error or null]")},
+    "learned": {"at": _Field(_MS, "an instant in ms"),
+                "outcomes": _Field(lambda v: isinstance(v, list) and bool(v)
+                                   and all(_learned(o) for o in v),
+                                   "a list of [seq, status, error or null]")},
     "checkpoint": {"name": _CHECKPOINT, "at": _Field(_MS, "an instant in ms"),
                    "digest": _Field(_hex(64), "64 hex digits")},
     "rewind": {"to": _CHECKPOINT, "at": _Field(_MS, "an instant in ms")},

@@ -89,7 +89,10 @@ def _describe(entry: dict[str, Any]) -> str:
         return f"clock: {entry['steps']} engine events{where}"
     if kind == "deliveries":
         statuses = ", ".join(str(s) for s, _ in entry["outcomes"])
-        return f"real webhook deliveries answered: {statuses}"
+        return f"real webhook deliveries answered: {statuses} (an older format)"
+    if kind == "learned":
+        statuses = ", ".join(f"#{n} {s}" for n, s, _ in entry["outcomes"])
+        return f"real webhook outcomes learned: {statuses}"
     if kind == "checkpoint":
         return f"checkpoint {entry['name']} (digest {str(entry['digest'])[:16]}...)"
     if kind == "rewind":

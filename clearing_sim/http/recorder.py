@@ -26,8 +26,11 @@ Entry kinds (every entry has ``n``, its sequence number, and ``k``, its kind):
   moves are ``clock`` entries), its ``Authorization`` dropped; replay checks its status;
 - ``clock``: what one hold of the world lock by the clock did: ``steps`` engine events run,
   then the clock set to ``to`` (or ``null`` when it stopped to wait for real receivers);
-- ``deliveries``: the outcomes (status, error) of the real webhook POSTs of the last batch,
-  in the batch's order — replay feeds them in instead of calling receivers again;
+- ``learned``: the outcomes (``[seq, status, error]``) of real webhook POSTs the world read
+  in the hold of the world lock whose ``clock`` entry follows, each named by its order of
+  sending in the world (``seq``) — replay feeds them in instead of calling receivers again.
+  (``deliveries``, the outcomes of a batch fed in at its arrival instant, was written before
+  issue 31 §2: still read, refused by replay by name;)
 - ``checkpoint``: a name for the current point (with its digest); ``rewind``: back to one.
 
 ``read_journal`` refuses an entry with any other field, or a field of another shape
@@ -61,7 +64,8 @@ from clearing_sim.service.messages import Request, Response
 
 __all__ = ["Checkpoint", "Recorder", "journaled_operator", "request_of", "unjournaled"]
 
-WORLD_KINDS = frozenset({"api", "refused", "op", "issuer", "dropped", "clock", "deliveries"})
+WORLD_KINDS = frozenset({"api", "refused", "op", "issuer", "dropped", "clock", "deliveries",
+                         "learned"})
 #: the clock and time travel journal themselves; nothing on the health path can change
 #: anything (another method there is a 405, or a 400 for a malformed header: no entry)
 _NOT_JOURNALED_PATHS = frozenset({"/sim/v1/clock/advance", "/sim/v1/checkpoints",
@@ -252,9 +256,9 @@ class Recorder:
         if steps or (to_ms is not None and to_ms != at_ms):
             self._append({"k": "clock", "at": at_ms, "steps": steps, "to": to_ms})
 
-    def deliveries(self, at_ms: int, outcomes: list[tuple[int, str | None]]) -> None:
-        self._append({"k": "deliveries", "at": at_ms,
-                      "outcomes": [[status, error] for status, error in outcomes]})
+    def learned(self, at_ms: int, outcomes: list[tuple[int, int, str | None]]) -> None:
+        self._append({"k": "learned", "at": at_ms,
+                      "outcomes": [[seq, status, error] for seq, status, error in outcomes]})
 
     def checkpoint(self, name: str, at_ms: int, digest: str) -> Checkpoint:
         n = self._append({"k": "checkpoint", "name": name, "at": at_ms, "digest": digest})

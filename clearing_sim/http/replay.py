@@ -16,12 +16,16 @@ it as it was.
 ``op`` entries (authenticated with this server's token; one the shim never journals, such as
 the receiver battery, is refused), the engine itself for ``clock`` entries (exactly as many
 events, none past the entry's instant, then the clock's target) and the journaled outcomes of
-real webhook deliveries (no receiver is called again). Every answer's status (and an API
+real webhook deliveries (``learned``: no receiver is called again; each outcome is fed in by
+the request's order of sending before the events of the hold that read it, and a request
+the world would read without one stops the replay). Every answer's status (and an API
 answer's body hash) is compared with the journal's: a difference stops the replay
-(``JournalError``), because the world would no longer be the one the clients saw. A batch of
-real deliveries still waiting for its outcomes when the journal ends (the server died
-mid-POST) is answered 504, as a gateway would answer a request whose reply never came, and
-that outcome is journaled; the webhook's retry schedule sends it again.
+(``JournalError``), because the world would no longer be the one the clients saw. Real
+deliveries still on the wire when the journal ends (the server died, or a rewind goes back
+to a checkpoint taken while they were) have no journaled outcome: they are POSTed again by
+the next advance, and their outcomes journaled when the world learns them. A journal
+written before issue 31 §2 (``deliveries`` entries: outcomes read at each arrival's instant)
+is refused by name.
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ from starlette.applications import Starlette
 
 from clearing_sim import __version__
 from clearing_sim.http.clock import Clock
-from clearing_sim.http.delivery import GATEWAY_TIMEOUT, Outgoing, RealOutcome
 from clearing_sim.http.gateways import issuer_webhook
+from clearing_sim.http.inflight import RealOutcome
 from clearing_sim.http.journal import Header, JournalError, JournalFile, JournalWriter
 from clearing_sim.http.operator import OperatorSurface
 from clearing_sim.http.recorder import (
@@ -57,7 +61,6 @@ __all__ = ["Tally", "check_header", "new_header", "open_journal", "rebuild", "re
 
 #: Told of each replayed request entry (with its request and answer) and clock entry (None).
 Observer = Callable[[dict[str, Any], Request | None, Response | None], None]
-UNRECORDED = "the shim stopped before this delivery's answer was journaled"
 
 
 @define
@@ -66,8 +69,8 @@ class Tally:
 
     requests: int = 0
     clock_moves: int = 0
-    deliveries: int = 0
-    unanswered: list[tuple[int, str | None]] | None = None  # outcomes given at the end
+    deliveries: int = 0  # real outcomes fed in
+    on_the_wire: int = 0  # real deliveries without a journaled outcome: to be sent again
 
 
 def new_header(sim: Simulation, world: tuple[str, str] | None) -> Header:
@@ -119,8 +122,25 @@ async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
                  observe: Observer | None = None) -> Tally:
     """Apply the lineage's entries to ``sim`` (whose locks nobody else holds); ``observe``
     sees each request entry with its request and answer, and each clock entry."""
-    tally, world = Tally(), sim.world
-    pending: list[Outgoing] | None = None
+    tally = Tally()
+    echo = None if sim.deliveries is None else sim.deliveries.echo
+    if sim.deliveries is not None:
+        sim.deliveries.echo = None  # a replayed delivery is not news
+    try:
+        await _replay(sim, clock, operator, entries, sealer, observe, tally)
+    finally:
+        if sim.deliveries is not None:
+            sim.deliveries.echo = echo
+    if sim.deliveries is not None:
+        tally.on_the_wire = sim.deliveries.replayed()
+    clock.rebase()
+    return tally
+
+
+async def _replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
+                  entries: Iterable[dict[str, Any]], sealer: Sealer,
+                  observe: Observer | None, tally: Tally) -> None:
+    world = sim.world
     token = sim.options.operator_token
     for entry in entries:
         world, kind = sim.world, entry["k"]
@@ -171,37 +191,35 @@ async def replay(sim: Simulation, clock: Clock, operator: OperatorSurface,
         elif kind == "clock":
             request, response = None, None
             _run_steps(sim, entry)
-            if sim.deliveries is not None and sim.deliveries.outbox:
-                pending = sim.deliveries.take()
+            if sim.deliveries is not None:
+                sim.deliveries.replayed_hold()
             tally.clock_moves += 1
+        elif kind == "learned":
+            request, response = None, None
+            tally.deliveries += _feed(sim, entry)
         elif kind == "deliveries":
-            if pending is None:
-                raise _diverged(entry, "outcomes for deliveries that were never sent")
-            if len(entry["outcomes"]) != len(pending):
-                raise _diverged(entry, f"{len(entry['outcomes'])} outcomes for a batch of "
-                                       f"{len(pending)} deliveries")
-            _feed(sim, pending, [(status, error) for status, error in entry["outcomes"]])
-            tally.deliveries += len(pending)
-            pending = None
-            continue
+            raise JournalError(
+                f"entry {entry['n']} (deliveries): real webhook outcomes read at each "
+                "arrival's instant, as this shim did before issue 31 §2; this version reads "
+                "them later (when a retry would go out) and cannot replay that journal: "
+                "replay it with the version that wrote it")
         else:
             continue
         if observe is not None:
             observe(entry, request, response)
-    if pending is not None:  # the server died while real receivers were being called
-        tally.unanswered = [(GATEWAY_TIMEOUT, UNRECORDED)] * len(pending)
-        _feed(sim, pending, tally.unanswered)
-    clock.rebase()
-    return tally
 
 
 def _run_steps(sim: Simulation, entry: dict[str, Any]) -> None:
     """A ``clock`` entry: exactly ``steps`` engine events, none past ``to`` (a slice never
     runs one past the instant it reaches), then the clock to ``to``."""
     world, steps, to_ms = sim.world, entry["steps"], entry["to"]
-    env = world.env
+    env, deliveries = world.env, sim.deliveries
     for done in range(steps):
         due = env.peek()
+        if deliveries is not None and due > world.now_ms and deliveries.missing_by(due):
+            [first, *_] = deliveries.missing_by(due)
+            raise _diverged(entry, f"real delivery {first.seq} is learned at {due} ms, but "
+                                   "no outcome for it was journaled before")
         if due == math.inf:
             raise _diverged(entry, f"{steps} engine events, but the world ran out after "
                                    f"{done}")
@@ -213,14 +231,15 @@ def _run_steps(sim: Simulation, entry: dict[str, Any]) -> None:
         world.run_until(to_ms)
 
 
-def _feed(sim: Simulation, batch: list[Outgoing], outcomes: list[tuple[int, str | None]]) -> None:
-    deliveries = sim.deliveries
-    assert deliveries is not None
-    echo, deliveries.echo = deliveries.echo, None  # a replayed delivery is not news
-    try:
-        deliveries.answer(batch, [RealOutcome(status, error) for status, error in outcomes])
-    finally:
-        deliveries.echo = echo
+def _feed(sim: Simulation, entry: dict[str, Any]) -> int:
+    """A ``learned`` entry: each outcome into its request's slot; how many."""
+    if sim.deliveries is None:
+        raise _diverged(entry, "real webhook outcomes, but this shim delivers none")
+    for seq, status, error in entry["outcomes"]:
+        problem = sim.deliveries.feed(seq, RealOutcome(status, error))
+        if problem is not None:
+            raise _diverged(entry, problem)
+    return len(entry["outcomes"])
 
 
 async def rebuild(sim: Simulation, recorder: Recorder, node: Any) -> Simulation:
@@ -270,10 +289,9 @@ def open_journal(app: Starlette, path: Path, world: tuple[str, str] | None,
     writer = JournalWriter(path, truncate_at=existing.end_offset)
     recorder = Recorder(writer, header, sealer)
     recorder.follow(lineage)
-    if tally.unanswered:
-        recorder.deliveries(sim.world.now_ms, tally.unanswered)
-        lines.append(f"journal {path}: {len(tally.unanswered)} real deliveries had no "
-                     "journaled answer (the server died mid-POST): answered 504, to be retried")
+    if tally.on_the_wire:
+        lines.append(f"journal {path}: {tally.on_the_wire} real deliveries were on the wire "
+                     "without a journaled outcome: the next advance sends them again")
     writer.sync()
     sim.journal = recorder
     sim.ready = True  # GET /sim/v1/health: the journal is replayed

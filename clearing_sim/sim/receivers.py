@@ -18,7 +18,8 @@ deliveries. An application attached to a URL (``attach``) runs when a request re
 endpoint that is up (it answers 2xx) and may answer a status of its own (a receiver that
 rejects a bad signature answers 401); an endpoint that is down answers without it. An
 application that answers later (a real HTTP receiver behind the HTTP shim) returns a SimPy
-event instead, and the arrival waits for it: its value is the status.
+event instead, and the arrival waits for it: its value is the status (the shim's real
+deliveries trigger it at a virtual instant of their own, ``http/delivery.py``).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ class Arrival:
     attempt: int
     copy: int  # 0 the request itself, 1 the network's duplicate
     status: int  # what the endpoint answered (the attached application's answer if any)
+    sent_at_ms: int  # when the attempt was sent (the arrival is ``at_ms - sent_at_ms`` later)
 
 
 #: An application behind a URL: a status now, ``None`` (the endpoint's status stands), or a
@@ -185,6 +187,7 @@ class Receivers:
                 subscription_id: str, attempt: int,
                 copy: int) -> Generator[simpy.Event, Any, int]:
         world = self._world
+        sent_at_ms = world.now_ms
         if delay_ms:
             yield world.env.timeout(delay_ms)
         now = world.now_ms
@@ -192,21 +195,22 @@ class Receivers:
         arrival: Arrival | None = None  # made for an application or a listener only
         handler = self._handlers.get(request.url)
         if handler is not None and is_success(status):
-            arrival = Arrival(request, now, event_id, subscription_id, attempt, copy, status)
+            arrival = Arrival(request, now, event_id, subscription_id, attempt, copy, status,
+                              sent_at_ms)
             answered = handler(arrival)
             if isinstance(answered, simpy.Event):
                 answered = yield answered
             if answered is not None:
                 status = answered
                 arrival = Arrival(request, now, event_id, subscription_id, attempt, copy,
-                                  status)
+                                  status, sent_at_ms)
         world.log.append("webhook.arrival", url=request.url, eventId=event_id,
                          subscriptionId=subscription_id, attempt=attempt, copy=copy,
                          status=status)
         if self._listeners:
             if arrival is None:
                 arrival = Arrival(request, now, event_id, subscription_id, attempt, copy,
-                                  status)
+                                  status, sent_at_ms)
             for listener in self._listeners:
                 listener(arrival)
         return status

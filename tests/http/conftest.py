@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -229,6 +230,14 @@ def receiver() -> Iterator[Receiver]:
     yield holder[0]
     server.shutdown()
     server.server_close()
+
+
+def real_answers(client: Client) -> None:
+    """Run the shim's loop until every real webhook delivery on the wire has its answer:
+    under uvicorn the loop runs on between requests, this test client's only during one."""
+    deliveries = client.sim.deliveries
+    assert deliveries is not None
+    client.run(deliveries.answers(deliveries.missing_by(math.inf)))
 
 
 def resend(journal: JournalFile, token: str) -> Client:

@@ -69,7 +69,7 @@ def _entry(line: bytes) -> dict[str, Any]:
 
 
 def _session(folder: Path) -> Recorded:
-    """A session against ``serve --world``: every entry kind but ``deliveries`` (API
+    """A session against ``serve --world``: every entry kind but ``learned`` (API
     requests, one with an Idempotency-Key, one with a query, one refused; an operator
     request, an issuer webhook dropped, clock moves, a checkpoint and a rewind
     to it), most of it in the lineage."""
@@ -112,7 +112,7 @@ _REAL: dict[str, Any] = {"deliver_webhooks": True, "allow_private_webhook_urls":
 
 
 def _delivered(folder: Path) -> Recorded:
-    """A session whose webhooks went to a real receiver: ``deliveries`` entries."""
+    """A session whose webhooks went to a real receiver: ``learned`` entries."""
     journal = folder / "delivered.jsonl"
     with held_receiver(held=False) as receiver:
         app = create_app(ServeOptions(operator_token=TOKEN, seed=3, **_REAL))
@@ -139,7 +139,7 @@ def _delivered(folder: Path) -> Recorded:
         client.advance(120)
         client.close()
     recorded = Recorded(journal, None, _REAL)
-    assert any(e.get("k") == "deliveries" for e in recorded.entries)
+    assert any(e.get("k") == "learned" for e in recorded.entries)
     return recorded
 
 
@@ -363,6 +363,9 @@ INSTANCES = [
     ("at a string", _changed("api", at="x"), "at"),
     ("path null", _changed("api", path=None), "path"),
     ("outcomes a string", _appended(k="deliveries", outcomes="x"), "outcomes"),
+    ("learned outcomes a string", _appended(k="learned", outcomes="x"), "outcomes"),
+    ("learned without its seq", _appended(k="learned", outcomes=[[200, None]]), "outcomes"),
+    ("learned seq negative", _appended(k="learned", outcomes=[[-1, 200, None]]), "outcomes"),
 ]
 
 
@@ -459,7 +462,7 @@ def test_a_real_receivers_status_of_any_three_digits_is_journaled_as_read_back(
     path = tmp_path / "j.jsonl"
     app = create_app(ServeOptions(operator_token=TOKEN, seed=3))
     open_journal(app, path, None, None)
-    app.state.sim.journal.deliveries(0, [(status, None), (status, "a reason")])
+    app.state.sim.journal.learned(0, [(0, status, None), (1, status, "a reason")])
     app.state.sim.journal.writer.close()
     [(_, entry)] = read_journal(path).entries
-    assert entry["outcomes"] == [[status, None], [status, "a reason"]]
+    assert entry["outcomes"] == [[0, status, None], [1, status, "a reason"]]

@@ -28,7 +28,9 @@ from tests.http.conftest import (
     add,
     held_receiver,
     issuer_body,
+    make_client,
     member_body,
+    real_answers,
     redeem_body,
     resend,
 )
@@ -232,33 +234,84 @@ def test_real_webhook_outcomes_are_replayed_as_data_without_calling_receivers(
     receiver.status = 503  # the first attempts fail, the retries (after 60 s) succeed
     client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(asset))
     client.advance(30)
+    real_answers(client)  # the first attempt's POST is answered 503 (learned at +60 s)
     receiver.status = 200
     client.advance(3600)
     sent, before = len(receiver.received), digest(client)
     client.close()
-    outcomes = [e["outcomes"] for _, e in read_journal(path).entries if e["k"] == "deliveries"]
-    assert [[503, None]] in outcomes and [[200, None]] in outcomes
+    outcomes = [o for _, e in read_journal(path).entries if e["k"] == "learned"
+                for o in e["outcomes"]]
+    assert [0, 503, None] in outcomes and [2, 200, None] in outcomes  # by order of sending
     again, _ = journaled(path, **REAL)
     assert digest(again) == before
     assert len(receiver.received) == sent  # nobody was called again
     again.close()
 
 
-def test_a_batch_without_journaled_outcomes_is_answered_504_at_restart(
+def test_a_delivery_without_a_journaled_outcome_is_sent_again_at_restart(
         tmp_path: Path, receiver: Receiver) -> None:
+    """The server died with a real POST on the wire (its outcome is journaled only when the
+    world learns it, 60 s later): the restarted server sends it again with its next advance,
+    journals that outcome, and ends where a server that never died does."""
+    path, whole = tmp_path / "j.jsonl", tmp_path / "whole.jsonl"
+    for journal in (path, whole):
+        client, member, asset = delivering(journal, receiver, ["transaction.received"])
+        client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(asset))
+        client.advance(1)
+        if journal == whole:
+            client.advance(120)
+            kept = digest(client)
+        client.close()
+    assert not [e for _, e in read_journal(path).entries if e["k"] == "learned"]
+    sent = len(receiver.received)
+    again, said = journaled(path, **REAL)
+    assert any("1 real deliveries were on the wire" in line for line in said)
+    again.advance(120)
+    assert len(receiver.received) == sent + 1
+    [learned] = [e for _, e in read_journal(path).entries if e["k"] == "learned"]
+    assert learned["outcomes"] == [[0, 200, None]]
+    assert digest(again) == kept
+    again.close()
+
+
+def test_a_real_outcome_missing_from_the_journal_stops_the_replay(
+        tmp_path: Path, receiver: Receiver) -> None:
+    """The world must read each real outcome at its learn instant: a journal whose
+    ``learned`` entry is gone (its ``clock`` entries kept) cannot replay, and says which
+    delivery; the file is left as it was."""
     path = tmp_path / "j.jsonl"
     client, member, asset = delivering(path, receiver, ["transaction.received"])
     client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(asset))
+    client.advance(120)
+    client.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    kept = [line for line in lines if b'"k":"learned"' not in line]
+    assert len(kept) == len(lines) - 1
+    renumbered = [kept[0]] + [encode_line({**{k: v for k, v in decode_line(line).items()
+                                              if k != "crc"}, "n": n})
+                              for n, line in enumerate(kept[1:], start=1)]
+    path.write_bytes(b"".join(renumbered))
+    before = path.read_bytes()
+    with pytest.raises(JournalError, match="real delivery 0 is learned at 60"):
+        journaled(path, **REAL)
+    assert path.read_bytes() == before
+
+
+def test_a_journal_of_the_older_deliveries_entries_is_refused_by_name(tmp_path: Path) -> None:
+    """Before issue 31 §2 a real outcome was read at its arrival's instant (``deliveries``
+    entries); replaying those now would build another world, so the journal is refused,
+    naming the entry, and the file is left as it was."""
+    path = tmp_path / "j.jsonl"
+    client, _ = journaled(path, **REAL)
     client.advance(1)
     client.close()
     lines = path.read_bytes().splitlines(keepends=True)
-    cut = max(i for i, line in enumerate(lines) if b'"k":"deliveries"' in line)
-    path.write_bytes(b"".join(lines[:cut]))  # the server died while the receiver answered
-    again, said = journaled(path, **REAL)
-    assert any("answered 504" in line for line in said)
-    last = read_journal(path).entries[-1][1]
-    assert last["k"] == "deliveries" and last["outcomes"][0][0] == 504
-    again.close()
+    entry = {"n": len(lines), "k": "deliveries", "at": 1000, "outcomes": [[200, None]]}
+    path.write_bytes(b"".join(lines) + encode_line(entry))
+    before = path.read_bytes()
+    with pytest.raises(JournalError, match=r"deliveries.*issue 31"):
+        journaled(path, **REAL)
+    assert path.read_bytes() == before
 
 
 def test_issuer_webhooks_are_journaled_and_a_real_gateway_is_refused(tmp_path: Path) -> None:
@@ -485,3 +538,45 @@ def test_a_default_checkpoint_name_is_the_next_free_one(tmp_path: Path) -> None:
     finally:
         client.close()
     assert names == ["cp-2", "cp-3", "cp-4", "cp-5"]
+
+
+def test_a_rewind_to_a_checkpoint_with_a_real_delivery_on_the_wire_sends_it_again(
+        tmp_path: Path, receiver: Receiver) -> None:
+    """Between two advances a real POST may be on the wire (its outcome is learned 60 s
+    after it was sent): a checkpoint there is a world to go back to. The rewind rebuilds it
+    with the request unanswered and the next advance sends it again, to the same log."""
+    path = tmp_path / "j.jsonl"
+    client, member, asset = delivering(path, receiver, ["transaction.received"])
+    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(asset))
+    client.advance(5)
+    assert client.sim.world.webhooks.busy  # on the wire
+    assert client.op("POST", "/sim/v1/checkpoints", {"name": "wire"}).status_code == 201
+    client.advance(120)
+    first = digest(client)
+    sent = len(receiver.received)
+    rewound = client.op("POST", "/sim/v1/rewind", {"checkpoint": "wire"})
+    assert rewound.status_code == 200, rewound.text
+    client.advance(120)
+    assert len(receiver.received) == sent + 1
+    assert digest(client) == first
+    client.close()
+    restarted, _ = journaled(path, **REAL)
+    assert digest(restarted) == first
+    restarted.close()
+
+
+def test_a_reset_leaves_the_old_worlds_deliveries_unread(receiver: Receiver) -> None:
+    """A reset with a real POST on the wire: the new world never reads it, and its own
+    advances do not wait for it."""
+    client = make_client(seed=3, **REAL)
+    issuer, member = add(client, issuer_body()), add(client, member_body())
+    assert issuer.asset is not None
+    assert client.post("/api/v1/webhooks", headers=member.auth, json={
+        "url": receiver.url, "events": ["transaction.received"]}).status_code == 201
+    client.post("/api/v1/transactions", headers=member.auth, json=redeem_body(issuer.asset))
+    client.advance(5)
+    assert client.op("POST", "/sim/v1/reset", {}).status_code == 200
+    client.advance(120)
+    assert not [r for r in client.sim.world.log if r.kind == "http.delivery"]
+    assert not client.sim.world.webhooks.busy
+    client.close()
