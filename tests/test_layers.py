@@ -375,3 +375,18 @@ def test_an_allowlisted_circle_passes_only_with_its_reason_and_pending_ones_are_
     # a pending set that is not exactly the circle found does not excuse it, and fails
     failing, still = circle_problems(edges, modules, {}, (frozenset({"toy.a"}),))
     assert still == [] and len(failing) == 2 and "no longer found" in failing[1]
+
+
+def test_the_real_graph_fails_an_order_that_puts_a_kit_above_the_shim() -> None:
+    """The walker sees this package's real imports, those in functions included: with
+    ``conformance`` listed above ``http`` (the order before issue 32), the shim's conformance
+    route and the kits' shim are upward imports; ``scenario.stage`` imports the gateway's
+    client only inside a function, and that import is seen."""
+    names = [name for name, _ in LAYERS]
+    swapped = [layer for layer in LAYERS if layer[0] != "conformance"]
+    swapped.insert(names.index("http"), ("conformance", ("clearing_sim.conformance",)))
+    problems = layer_problems(EDGES, MODULES, swapped)
+    assert any("clearing_sim.http.receiver_conformance -> clearing_sim.conformance."
+               in problem for problem in problems)
+    assert any(e.source == "clearing_sim.scenario.stage"
+               and e.target == "clearing_sim.gateway.client" for e in EDGES)
