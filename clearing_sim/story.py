@@ -6,7 +6,7 @@ What the console (``/sim/console``), ``GET /sim/v1/transactions/{id}/story`` and
 reports (``clearing-sim run --html``, ``timeline --html``) show. It is a pure read of a
 world: the records are the ones ``clearing_sim.timeline`` picks and describes (one
 selection, one wording, shared with the text ``timeline``); the webhook attempts come
-through ``http.views.delivery_attempts``, the accessor of ``GET /sim/v1/deliveries``. It
+through ``delivery_log.delivery_attempts``, the accessor of ``GET /sim/v1/deliveries``. It
 draws no id, appends no record and changes nothing.
 
 Every instant is given twice: ``at`` (the virtual ISO instant, from the world's epoch) and
@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from clearing_sim.delivery_log import delivery_attempts
 from clearing_sim.domain.delivery import RETRY_OFFSETS_MS
 from clearing_sim.domain.transaction import Transaction
-from clearing_sim.http.views import delivery_attempts
 from clearing_sim.service.wire import transaction_full
 from clearing_sim.sim.eventlog import Record
 from clearing_sim.sim.world import World

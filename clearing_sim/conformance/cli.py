@@ -27,12 +27,7 @@ from clearing_sim.conformance.receiver_kit import (
     TargetUnreachable,
     http_url_problem,
 )
-from clearing_sim.conformance.receiver_run import (
-    KitShim,
-    run_receiver_kit,
-    shim_api_key,
-    shim_base_url,
-)
+from clearing_sim.conformance.receiver_run import KitShim, shim_base_url
 from clearing_sim.conformance.receiver_server import (
     HttpTransactionSource,
     receiver_app,
@@ -55,6 +50,7 @@ from clearing_sim.conformance.report import (
     text_lines,
 )
 from clearing_sim.gateway.cli import conformance_issuer
+from clearing_sim.http.kit_shim import run_receiver_kit, shim_api_key
 from clearing_sim.serving import GuardedServer, ServeLimits, limit_options
 from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver
 

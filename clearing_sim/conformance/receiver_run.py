@@ -1,14 +1,20 @@
 """Running the receiver kit from the command line: its own shim on loopback, then the battery.
 
-Public names: ``KitShim``, ``run_receiver_kit``, ``shim_api_key``.
+Public names: ``KitShim``, ``ServedShim``, ``ShimFactory``, ``run_kit``, ``shim_base_url``.
 
 The kit serves a fresh world of its own (manual clock, the given seed) with the kit's cast
 (``add_cast``: a member holding an issuer-backed asset) under uvicorn, on the same event
 loop as the battery, so the receiver's fetches are served while the kit waits for its
 answers. The member's API key depends only on the seed (the world's id streams; the kit's
 shim is served with ``seed_only_keys``, unlike ``clearing-sim serve``), so a receiver can be
-configured before the kit runs (``shim_api_key``, printed by
-``clearing-sim conformance receiver --show-shim``).
+configured before the kit runs (``clearing-sim conformance receiver --show-shim``).
+
+The shim is handed in, not imported (the kit sits below the HTTP shim that serves it):
+``run_kit(options, shim_factory, ...)`` calls ``shim_factory(seed, operator_token)`` for a
+``ServedShim`` (the ASGI app, its served world and clock as the stage's protocols, the
+member's API key, the HTTP protocol class uvicorn serves it with).
+``clearing_sim.http.kit_shim`` gives the shim's factory and binds it:
+``run_receiver_kit`` and ``shim_api_key`` there.
 """
 
 from __future__ import annotations
@@ -20,17 +26,15 @@ from collections.abc import Callable
 
 import httpx
 from attrs import frozen
-from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from clearing_sim.conformance.receiver_kit import KitOptions, run_battery
-from clearing_sim.conformance.receiver_stage import Stage, add_cast
+from clearing_sim.conformance.receiver_stage import ServedWorld, Stage, SteppedClock
 from clearing_sim.conformance.report import Report
-from clearing_sim.http.app import create_app
-from clearing_sim.http.options import ServeOptions
-from clearing_sim.http.protocol import EnvelopeH11Protocol
 from clearing_sim.serving import GuardedServer
+from clearing_sim.serving.guard import GuardedH11Protocol
 
-__all__ = ["KitShim", "run_receiver_kit", "shim_api_key", "shim_base_url"]
+__all__ = ["KitShim", "ServedShim", "ShimFactory", "run_kit", "shim_base_url"]
 
 
 @frozen
@@ -42,17 +46,20 @@ class KitShim:
     operator_token: str
 
 
-def _app(seed: int, operator_token: str) -> tuple[Starlette, str]:
-    app = create_app(ServeOptions(operator_token=operator_token, seed=seed,
-                                  seed_only_keys=True))
-    sim = app.state.sim
-    key = add_cast(sim.world, lambda pid: sim.api.credentials.issue_api_key(pid)[1])
-    return app, key
+@frozen
+class ServedShim:
+    """A fresh shim for the kit: the app to serve, its world and clock (what the stage
+    uses), the kit's member's API key, and the HTTP/1.1 protocol class to serve it with."""
+
+    app: ASGIApp
+    sim: ServedWorld
+    clock: SteppedClock
+    api_key: str
+    protocol: type[GuardedH11Protocol] = GuardedH11Protocol
 
 
-def shim_api_key(seed: int) -> str:
-    """The API key the kit's shim gives its member for this seed."""
-    return _app(seed, "unused-operator-token")[1]
+#: ``(seed, operator_token) -> ServedShim``: a fresh world with the kit's cast (``add_cast``)
+ShimFactory = Callable[[int, str], ServedShim]
 
 
 def shim_base_url(host: str, port: int) -> str:
@@ -71,22 +78,22 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def run_receiver_kit(options: KitOptions, *, host: str = "127.0.0.1", port: int = 0,
-                           seed: int = 0,
-                           on_ready: Callable[[KitShim], None] | None = None,
-                           public_url: str | None = None) -> Report:
-    """Serve the kit's shim on ``host:port``, run the battery against ``options.url``, stop.
+async def run_kit(options: KitOptions, shim_factory: ShimFactory, *, host: str = "127.0.0.1",
+                  port: int = 0, seed: int = 0,
+                  on_ready: Callable[[KitShim], None] | None = None,
+                  public_url: str | None = None) -> Report:
+    """Serve the factory's shim on ``host:port``, run the battery against ``options.url``, stop.
     ``public_url``: the shim's base URL as the receiver reaches it, announced instead of the
     bound address (a receiver in a container, behind a proxy).
 
     ``OSError`` when the port cannot be bound; ``TargetUnreachable`` when the receiver
     gives no answer to the first delivery."""
     token = secrets.token_urlsafe(18)
-    app, api_key = _app(seed, token)
+    served = shim_factory(seed, token)
     sock = _bind(host, port)
     bound = sock.getsockname()
-    shim = KitShim(public_url or shim_base_url(str(bound[0]), bound[1]), api_key, token)
-    server = GuardedServer(app, lifespan="on", protocol=EnvelopeH11Protocol)
+    shim = KitShim(public_url or shim_base_url(str(bound[0]), bound[1]), served.api_key, token)
+    server = GuardedServer(served.app, lifespan="on", protocol=served.protocol)
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started:
@@ -95,7 +102,7 @@ async def run_receiver_kit(options: KitOptions, *, host: str = "127.0.0.1", port
             await asyncio.sleep(0.01)
         if on_ready is not None:
             on_ready(shim)
-        stage = Stage.open(app.state.sim, app.state.clock, api_key)
+        stage = Stage.open(served.sim, served.clock, served.api_key)
         try:
             async with httpx.AsyncClient() as client:
                 return await run_battery(stage, options, client)

@@ -1,8 +1,8 @@
 """The service side of the receiver kit: real transactions in a served world, and what the
 receiver under test fetched from it.
 
-Public names: ``FAULT_CODE``, ``STAGE_AMOUNT``, ``Fetch``, ``Precondition``, ``Stage``,
-``add_cast``.
+Public names: ``FAULT_CODE``, ``STAGE_AMOUNT``, ``Fetch``, ``Precondition``,
+``ServedWorld``, ``Stage``, ``SteppedClock``, ``add_cast``.
 
 The receiver kit (``clearing_sim.conformance.receiver_kit``) delivers events about real
 transactions of a served world (``clearing_sim.http.simulation.Simulation``), so that the
@@ -28,15 +28,22 @@ untouched; the stage keeps it as a ``Fetch`` with status 503.
 ``add_cast`` adds the kit's own member and Mode 2 issuer to a fresh world (the CLI's shim)
 and returns the member's API key. Everything here runs on the shim's event loop, under its
 locks: the clock moves through ``Clock.advance``.
+
+The stage knows the shim only through two narrow protocols, ``ServedWorld`` (the world, its
+API, the world lock, the command ids and the API's fault hooks: what
+``clearing_sim.http.simulation.Simulation`` offers) and ``SteppedClock`` (``advance``:
+``clearing_sim.http.clock.Clock``), so this kit sits below the shim that serves it and never
+imports it (the shim's conformance route and the kit's CLI hand their own in).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from attrs import define, field, frozen
 
@@ -47,6 +54,7 @@ from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.domain.money import Asset
 from clearing_sim.domain.parties import ParticipantKind
 from clearing_sim.domain.transaction import Transaction
+from clearing_sim.service.api import ServiceAPI
 from clearing_sim.service.messages import Request, Response, encode_json
 from clearing_sim.sim.eventlog import Record
 from clearing_sim.sim.examples import issuer_profile
@@ -54,11 +62,8 @@ from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.world import World
 from clearing_sim.webhooks import TransactionView
 
-if TYPE_CHECKING:  # the shim's own modules import this one (its conformance route)
-    from clearing_sim.http.clock import Clock
-    from clearing_sim.http.simulation import Simulation
-
-__all__ = ["FAULT_CODE", "STAGE_AMOUNT", "Fetch", "Precondition", "Stage", "add_cast"]
+__all__ = ["FAULT_CODE", "STAGE_AMOUNT", "Fetch", "Precondition", "ServedWorld", "Stage",
+           "SteppedClock", "add_cast"]
 
 STAGE_AMOUNT = Decimal("10.00")
 STAGED_MAX = 4  # redeems a battery stages (A, B, C, D)
@@ -117,10 +122,34 @@ def _asset_to_redeem(world: World, member: Participant) -> Asset:
                            "first")
 
 
+class ServedWorld(Protocol):
+    """What the stage uses of a served world (``clearing_sim.http.simulation.Simulation``)."""
+
+    @property
+    def world(self) -> World: ...
+
+    @property
+    def api(self) -> ServiceAPI: ...
+
+    @property
+    def world_lock(self) -> asyncio.Lock: ...
+
+    @property
+    def api_faults(self) -> list[Callable[[Request], Response | None]]: ...
+
+    def command_id(self) -> str: ...
+
+
+class SteppedClock(Protocol):
+    """What the stage uses of the shim's clock (``clearing_sim.http.clock.Clock``)."""
+
+    async def advance(self, by_ms: int | None = None) -> object: ...
+
+
 @define
 class Stage:
-    sim: Simulation
-    clock: Clock
+    sim: ServedWorld
+    clock: SteppedClock
     api_key: str = field(repr=False)  # a live credential: never in a repr or a traceback
     member: Participant
     asset: Asset
@@ -131,7 +160,7 @@ class Stage:
     _faults: list[Callable[[Request], Response | None]] = field(factory=list)
 
     @classmethod
-    def open(cls, sim: Simulation, clock: Clock, api_key: str) -> Stage:
+    def open(cls, sim: ServedWorld, clock: SteppedClock, api_key: str) -> Stage:
         """A stage acting as ``api_key``'s participant; ``Precondition`` when it cannot."""
         world = sim.world
         try:

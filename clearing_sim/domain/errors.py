@@ -229,6 +229,8 @@ CATALOGUE: dict[str, ErrorCode] = {row.code: row for row in [
             ("kit_world_replaced", "the served world was reset or rewound while the receiver "
                                    "battery ran"),
             ("journal_required", "checkpoints and rewind need the shim started with --journal"),
+            ("rewind_unavailable", "a rewind on an app assembled in process without the "
+                                   "journal's replay (clearing_sim.http.app.create_app)"),
             ("checkpoint_exists", "a checkpoint of the journal already has this name"),
             ("clock_awaiting_receivers", "a checkpoint is refused while an advance waits for "
                                          "real webhook receivers' answers"),

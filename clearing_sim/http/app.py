@@ -61,6 +61,7 @@ from clearing_sim.http.operator import OPERATOR_ROUTES, OperatorSurface
 from clearing_sim.http.options import ClockMode, ServeOptions
 from clearing_sim.http.recorder import journaled_operator, unjournaled
 from clearing_sim.http.simulation import Simulation
+from clearing_sim.http.surface import Rebuild
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.service import envelope
 from clearing_sim.service.body import BODY_BYTES_MAX
@@ -339,14 +340,18 @@ async def _write(send: Send, response: Response, *, head: bool) -> None:
 
 def create_app(options: ServeOptions, *, scenario: Scenario | None = None,
                echo: Callable[[Arrival, RealOutcome], None] | None = None,
-               owns_heap: bool = False, journal_pending: bool = False) -> Starlette:
+               owns_heap: bool = False, journal_pending: bool = False,
+               rebuild: Rebuild | None = None) -> Starlette:
     """The shim for these options (and world file); ``app.state`` holds ``sim`` and ``clock``.
 
     ``echo`` is told of every real webhook delivery (``clearing-sim serve`` prints them).
     ``owns_heap``: the process serves this app alone (``clearing-sim serve``), so the clock
     may freeze the grown world out of full garbage collections (``http/heap.py``).
     ``journal_pending``: a journal is still to be opened (and replayed) on this app, so
-    ``GET /sim/v1/health`` says ``ready: false`` until ``open_journal`` has done it."""
+    ``GET /sim/v1/health`` says ``ready: false`` until ``open_journal`` has done it.
+    ``rebuild``: the journal's replay for ``POST /sim/v1/rewind`` (``http.wired.create_app``,
+    the package's ``create_app``, hands in ``http.replay.rebuild``; this module does not
+    import the replay, which builds apps)."""
     trust = None if options.webhook_ca is None else client_context(options.webhook_ca)
     deliveries = (RealDeliveries(options.allow_private_webhook_urls, echo, trust=trust)
                   if options.deliver_webhooks else None)
@@ -354,7 +359,8 @@ def create_app(options: ServeOptions, *, scenario: Scenario | None = None,
     sim.owns_heap = owns_heap
     sim.ready = not journal_pending
     clock = Clock(sim, options.clock, options.speed)
-    shim = Shim(sim, clock, OperatorSurface(sim, clock, options.operator_token))
+    shim = Shim(sim, clock, OperatorSurface(sim, clock, options.operator_token,
+                                            rebuild=rebuild))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

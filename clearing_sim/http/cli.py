@@ -1,6 +1,7 @@
 """``clearing-sim serve``: the HTTP shim under uvicorn, on one event loop.
 
-Public names: ``serve``, ``load_world``, ``load_world_or_exit``.
+Public names: ``serve``, ``load_world``, ``load_world_or_exit`` (the last two from
+``clearing_sim.http.world_file``, kept here for the commands and tests that import them).
 
 A front door (STYLE.md): check the options (a bad one exits 2 with a message, never a
 traceback), build the application, bind the socket, print where it listens and the
@@ -22,13 +23,12 @@ from pathlib import Path
 import attrs
 import click
 
-from clearing_sim.http.app import create_app
 from clearing_sim.http.delivery import RealOutcome
 from clearing_sim.http.journal_cli import read_existing, start_journal
 from clearing_sim.http.options import ClockMode, ServeOptions
 from clearing_sim.http.protocol import EnvelopeH11Protocol
-from clearing_sim.scenario.errors import ScenarioError
-from clearing_sim.scenario.loader import parse_scenario, read_bounded
+from clearing_sim.http.wired import create_app
+from clearing_sim.http.world_file import load_world, load_world_or_exit
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.stage import SetupFailed, StepFailed
 from clearing_sim.serving import GuardedServer, ServeLimits, limit_options
@@ -54,34 +54,6 @@ def token_warning(token: str) -> str | None:
             f"{_TOKEN_ADVISED} or more random characters, or leave --operator-token out for a "
             "random one")
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
-
-
-def load_world_or_exit(path: str) -> Scenario:
-    """``load_world`` for a command: its problems on stderr, ``file:line`` each, exit 2."""
-    try:
-        return load_world(path)
-    except ScenarioError as error:
-        for line in error.lines():
-            click.echo(line, err=True)
-        raise click.exceptions.Exit(2) from None
-
-
-def load_world(path: str) -> Scenario:
-    """A world file: a scenario file whose steps are not run. ``scenario:`` and ``steps:``
-    may be left out (a name and an empty step are supplied after the last line, so every
-    problem keeps its line number). ``ScenarioError`` if it cannot be used."""
-    file = Path(path)
-    if not file.exists():
-        raise ScenarioError(path, "no such file")
-    if file.is_dir():
-        raise ScenarioError(path, "is a folder; expected a world file")
-    text = read_bounded(file, path, "world")
-    top = {m.group(1) for m in re.finditer(r"^([A-Za-z_]+):", text, re.MULTILINE)}
-    if "scenario" not in top:
-        text += f"\nscenario: {file.stem!r}\n"
-    if "steps" not in top:
-        text += "\nsteps: [{advance: 0ms}]\n"
-    return parse_scenario(text, path)
 
 
 def _echo_delivery(arrival: Arrival, outcome: RealOutcome) -> None:

@@ -18,6 +18,7 @@ import click
 from starlette.applications import Starlette
 
 from clearing_sim.http.journal import JournalError, JournalFile, read_journal
+from clearing_sim.http.world_file import load_world_or_exit
 
 __all__ = ["journal", "read_existing", "show_lines", "start_journal"]
 
@@ -170,8 +171,6 @@ def _world(world_file: str | None) -> tuple[str, str, Any] | None:
     """(name, sha256, parsed world) of a world file; exit 2 when it cannot be used."""
     if world_file is None:
         return None
-    from clearing_sim.http.cli import load_world_or_exit
-
     parsed = load_world_or_exit(world_file)
     path = Path(world_file)
     return path.name, hashlib.sha256(path.read_bytes()).hexdigest(), parsed

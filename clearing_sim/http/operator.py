@@ -35,7 +35,7 @@ from clearing_sim.http import (
 )
 from clearing_sim.http.clock import Clock, ClockAdvancing
 from clearing_sim.http.simulation import Simulation
-from clearing_sim.http.surface import OperatorContext, OperatorRoute
+from clearing_sim.http.surface import OperatorContext, OperatorRoute, Rebuild
 from clearing_sim.service import envelope
 from clearing_sim.service.api import check_request_text
 from clearing_sim.service.body import read_query
@@ -76,10 +76,16 @@ def _quiet(request: Request) -> bool:
 
 
 class OperatorSurface:
-    def __init__(self, sim: Simulation, clock: Clock, token: str) -> None:
+    """The ``/sim/v1`` door of one simulation. ``rebuild``: the journal's replay, handed to
+    the routes' contexts (``POST /sim/v1/rewind``); a surface without it (the one a replay
+    drives, ``http.replay``) answers a rewind 409 ``rewind_unavailable``."""
+
+    def __init__(self, sim: Simulation, clock: Clock, token: str, *,
+                 rebuild: Rebuild | None = None) -> None:
         self.sim = sim
         self.clock = clock
         self._token = token.encode()
+        self.rebuild = rebuild
 
     def authenticate(self, authorization: str | None) -> None:
         if authorization is None or not authorization.strip():
@@ -101,7 +107,7 @@ class OperatorSurface:
                 self.authenticate(request.header("Authorization"))
             check_request_text(request)  # after the token: nothing is said to a stranger
             query = read_query(request.query, route.query)
-            ctx = OperatorContext(self.sim, self.clock, request, params, query)
+            ctx = OperatorContext(self.sim, self.clock, request, params, query, self.rebuild)
             if route.exclusive and route.method == "GET":  # a read: between two slices
                 async with self.sim.world_lock:
                     reply = await route.handler(ctx)

@@ -1,7 +1,7 @@
 """What an operator route handler gets and gives, and the readers the operator bodies share.
 
-Public names: ``OperatorContext``, ``OperatorRoute``, ``OperatorHandler``, ``read_number``
-(``service.body``'s, shared with the scenario reader), ``read_timestamp_ms``,
+Public names: ``OperatorContext``, ``OperatorRoute``, ``OperatorHandler``, ``Rebuild``,
+``read_number`` (``service.body``'s, shared with the scenario reader), ``read_timestamp_ms``,
 ``participant_of``.
 
 The operator surface (``/sim/v1``) is a door like ``/api/v1``: handlers read bodies with the
@@ -9,12 +9,18 @@ API's ``Fields``, refuse with the API's ``DomainError`` codes and answer a ``Rep
 API's envelope renders. A route names the query parameters it takes (``query``); the door
 refuses any other, or one given twice, before the handler runs (``service.body.read_query``).
 Handlers are coroutines because the clock's are (an advance waits).
+
+A context carries what its handler may need beyond the world and the clock, handed in by
+whoever assembles the app, so that no route table imports the app or the engines that build
+one (Starlette's routes do not import the app): ``rebuild`` is the journal's replay
+(``http.replay.rebuild``, wired by ``http.wired.create_app``), which ``POST /sim/v1/rewind``
+calls and which itself builds operator surfaces.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
 
@@ -27,11 +33,15 @@ from clearing_sim.sim.participants import Participant
 
 if TYPE_CHECKING:
     from clearing_sim.http.clock import Clock
+    from clearing_sim.http.recorder import Recorder
     from clearing_sim.http.simulation import Simulation
     from clearing_sim.sim.world import World
 
-__all__ = ["OperatorContext", "OperatorHandler", "OperatorRoute", "participant_of",
+__all__ = ["OperatorContext", "OperatorHandler", "OperatorRoute", "Rebuild", "participant_of",
            "read_number", "read_timestamp_ms"]
+
+#: A fresh simulation like the given one with the journal's lineage at a node replayed into it.
+Rebuild = Callable[["Simulation", "Recorder", Any], Awaitable["Simulation"]]
 
 
 @frozen
@@ -42,6 +52,8 @@ class OperatorContext:
     params: dict[str, str]
     #: the door's reading of the query: only parameters the route takes, each once
     query: dict[str, str] = field(factory=dict)
+    #: the journal's replay, when the app was assembled with it (``POST /sim/v1/rewind``)
+    rebuild: Rebuild | None = None
 
     @property
     def world(self) -> World:

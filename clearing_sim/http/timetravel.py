@@ -79,11 +79,13 @@ async def rewind(ctx: OperatorContext) -> Reply:
     checkpoint = journal.checkpoints.get(name)
     if checkpoint is None:
         raise NotFound.one("checkpoint", "checkpoint_not_found", f"no checkpoint {name[:64]}")
-    from clearing_sim.http.replay import rebuild  # replay builds operator surfaces: a cycle
-
+    if ctx.rebuild is None:  # the seam (http/surface.py): replay builds operator surfaces
+        raise NotAllowed.one(None, "rewind_unavailable",
+                             "this shim was assembled without the journal's replay "
+                             "(clearing_sim.http.create_app wires it)")
     sim = ctx.sim
     async with sim.clock_lock, sim.world_lock:
-        fresh = await rebuild(sim, journal, checkpoint.node)
+        fresh = await ctx.rebuild(sim, journal, checkpoint.node)
         digest = fresh.world.log.digest()
         if digest != checkpoint.digest:  # checked before anything changes
             if sim.deliveries is not None:

@@ -1,7 +1,8 @@
 """Operator routes that read the world: deliveries, balances, the event log and its digest.
 
-Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``balances_of``, ``delivery_attempts``,
-``whole_number``.
+Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``balances_of``, ``delivery_attempts`` (from
+``clearing_sim.delivery_log``, below this package, so the story reads attempts without
+importing the shim), ``whole_number``.
 
 Everything here is read from the event log or the ledgers, never from a process's private
 state (DESIGN.md: the log is the spine):
@@ -31,11 +32,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from clearing_sim.delivery_log import delivery_attempts
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.domain.money import Money
 from clearing_sim.http.surface import OperatorContext, OperatorRoute, participant_of
 from clearing_sim.service.context import Reply
-from clearing_sim.sim.eventlog import Record
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.world import World
 
@@ -45,37 +46,6 @@ __all__ = ["LOG_LIMIT_MAX", "ROUTES", "balances_of", "delivery_attempts",
 LOG_LIMIT_MAX = 1000
 LOG_LIMIT_DEFAULT = 100
 _PENNY = Decimal("0.01")
-
-
-def _outcome(record: Record) -> str:
-    if record["outcome"] == "success":
-        return "delivered"
-    return "lost" if record["fault"] == "lost" else "failed"
-
-
-def delivery_attempts(world: World, transaction_id: str | None = None,
-                      subscription_id: str | None = None) -> list[dict[str, Any]]:
-    """The attempts of ``GET /sim/v1/deliveries``, oldest send first."""
-    events = {r["eventId"]: r for r in world.log.select("webhook.event")}
-    attempts = []
-    for r in world.log.select("webhook.attempt"):
-        event = events[r["eventId"]]
-        if transaction_id is not None and event["transactionId"] != transaction_id:
-            continue
-        if subscription_id is not None and r["subscriptionId"] != subscription_id:
-            continue
-        headers, sent_ms, next_ms = r["headers"], r["sentAtMs"], r["nextAttemptAtMs"]
-        assert isinstance(headers, list) and isinstance(sent_ms, int)
-        attempts.append((sent_ms, r.seq, {
-            "eventId": r["eventId"], "eventType": event["type"],
-            "transactionId": event["transactionId"], "subscriptionId": r["subscriptionId"],
-            "url": r["url"], "attempt": r["attempt"], "at": world.iso(sent_ms),
-            "request": {"headers": {name: value for name, value in headers},
-                        "body": r["body"]},
-            "response": None if r["status"] is None else {"status": r["status"]},
-            "outcome": _outcome(r), "fault": r["fault"],
-            "nextAttemptAt": world.iso(next_ms) if isinstance(next_ms, int) else None}))
-    return [item for _, _, item in sorted(attempts, key=lambda a: (a[0], a[1]))]
 
 
 async def deliveries(ctx: OperatorContext) -> Reply:

@@ -14,7 +14,9 @@ it, as the CLI does. Each item records its seed, digest and virtual time as user
 
 It also registers the served-world fixtures of ``clearing_sim.pytest_fixtures``
 (``clearing_sim``, ``clearing_sim_server``, ``clearing_sim_world``, ``clearing_sim_seed``) and
-their failure report hook, imported here so the one entry point brings them.
+their failure report hook, imported here so the one entry point brings them. This module is
+a door, not a part of the scenario package's layer: it may import the fixtures above it
+(``tests/test_layers.py`` lists it with the doors).
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from clearing_sim.conformance.receiver_run import shim_api_key
 from clearing_sim.conformance.receiver_server import (
     HttpTransactionSource,
     ReceiverServer,
@@ -19,6 +18,7 @@ from clearing_sim.conformance.receiver_variants import (
     ReceiverDefect,
     defective,
 )
+from clearing_sim.http.kit_shim import shim_api_key
 from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver
 
 SECRET = "whsec_conformance_test_secret"

@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 
 from clearing_sim.cli import main
 from clearing_sim.conformance.receiver_kit import CHECKS
-from clearing_sim.conformance.receiver_run import shim_api_key
 from clearing_sim.conformance.receiver_server import (
     HttpTransactionSource,
     ReceiverServer,
     receiver_app,
     wall_clock_s,
 )
+from clearing_sim.http.kit_shim import shim_api_key
 from clearing_sim.webhooks import ReferenceReceiver
 from tests.conformance.conftest import SECRET, Serve, free_ports
 

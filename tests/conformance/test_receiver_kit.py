@@ -22,7 +22,7 @@ from clearing_sim.conformance.receiver_kit import (
     TargetUnreachable,
     probe_target,
 )
-from clearing_sim.conformance.receiver_run import KitShim, run_receiver_kit, shim_api_key
+from clearing_sim.conformance.receiver_run import KitShim
 from clearing_sim.conformance.receiver_server import (
     HttpTransactionSource,
     ReceiverServer,
@@ -30,6 +30,7 @@ from clearing_sim.conformance.receiver_server import (
     wall_clock_s,
 )
 from clearing_sim.conformance.report import Exchange, Report, Verdict, exit_code
+from clearing_sim.http.kit_shim import run_receiver_kit, shim_api_key
 from clearing_sim.webhooks import REPLAY_WINDOW_S, ReferenceReceiver
 from tests.conformance.conftest import SECRET, Serve, free_port, free_ports
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from clearing_sim.conformance.receiver_kit import CHECKS, PROCESS_WITHIN_S, KitOptions
-from clearing_sim.conformance.receiver_run import run_receiver_kit
 from clearing_sim.conformance.receiver_variants import DEFECTS, ReceiverDefect
 from clearing_sim.conformance.report import Check, Report, Verdict
+from clearing_sim.http.kit_shim import run_receiver_kit
 from tests.conformance.conftest import SECRET, Serve
 
 QUICK_S = 1.0  # the time limit of runs expected to fail (tests/conformance/test_receiver_kit)
