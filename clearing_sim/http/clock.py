@@ -66,8 +66,20 @@ TICK_S = 0.02
 #: One advance moves the clock at most this far (366 days): a typo must not hang the shim.
 ADVANCE_MS_MAX = 366 * 86_400_000
 _STEPS_PER_SLICE = 2_000
-_SLICE_S = 0.05  # wall time of one slice at most, checked every _CHECK_EVERY events
-_CHECK_EVERY = 64
+_SLICE_S = 0.02  # wall time of one slice at most, checked every _CHECK_EVERY events
+_CHECK_EVERY = 16
+#: a slice past its wall time ends inside the instant it reached once it has run this many
+#: of that instant's events (a world of thousands of transactions made at one instant has
+#: instants of 100,000 events: tens of seconds, issue 31 §3)
+_INSTANT_STEPS = 256
+#: turns of the event loop between two slices: the sockets read, each request's task run up
+#: to the world lock and through it, so a read that came during a slice is answered after
+#: it, not after three (a read's task needs two turns to reach the lock)
+_TURNS = 4
+#: the heap is settled at most this often between slices (each settle costs about a
+#: millisecond, a slice 20 ms; what survives between two settles is small for a full
+#: collection to walk)
+_SETTLE_S = 0.25
 _WRITE_POLL_S = 0.005
 #: how long a write waits for a running advance before it is refused (409 clock_advancing)
 WRITE_WAIT_S = 2.0
@@ -230,6 +242,7 @@ class Clock:
         self.advancing_to_ms = wait.deadline_ms
         answered: tuple[Pause, list[RealOutcome], list[Any]] | None = None
         sliced = False  # the advance needed more than one slice
+        settle_s = 0.0  # when the heap is settled next (monotonic)
         try:
             while True:
                 async with sim.world_lock:
@@ -249,10 +262,12 @@ class Clock:
                 if pause is None:
                     return
                 sliced = sliced or not pause
-                if sim.owns_heap and sliced:  # a long advance: no full collection walks
-                    heap.settle()  # the world between its slices (http/heap.py)
+                if sim.owns_heap and sliced and time.monotonic() >= settle_s:
+                    heap.settle()  # a long advance: no full collection walks the world
+                    settle_s = time.monotonic() + _SETTLE_S  # between its slices (heap.py)
                 if not pause:  # a slice done: reads get the world between two events
-                    await asyncio.sleep(0)
+                    for _ in range(_TURNS):
+                        await asyncio.sleep(0)
                     continue
                 answered = (pause, *await self._wait(pause))
         finally:
@@ -311,7 +326,7 @@ class Clock:
         world, deliveries, external = self.sim.world, self.sim.deliveries, self.sim.world.external
         env = world.env
         started_s = time.monotonic()
-        run, sliced = 0, False
+        run, instant_run, sliced = 0, 0, False
         while True:
             if self._waiting():
                 while env.peek() == world.now_ms:
@@ -327,11 +342,14 @@ class Clock:
                 if env.peek() > next_ms:  # nothing due before it: the clock jumps there
                     world.run_until(next_ms)
                     continue
-            sliced = sliced or run >= _STEPS_PER_SLICE or (
-                run % _CHECK_EVERY == _CHECK_EVERY - 1
-                and time.monotonic() - started_s > _SLICE_S)
-            if sliced and whole:
-                return Pause([], [])
+            if whole:
+                instant_run = 0
+            timed = (run % _CHECK_EVERY == _CHECK_EVERY - 1
+                     and time.monotonic() - started_s > _SLICE_S)
+            sliced = sliced or timed or run >= _STEPS_PER_SLICE
+            if sliced and run and (whole or (timed and instant_run >= _INSTANT_STEPS)):
+                return Pause([], [])  # between two instants, or inside a long one
             env.step()
             self.steps += 1
             run += 1
+            instant_run += 1
