@@ -13,7 +13,8 @@ runs events in slices of at most ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of 
 each under ``world_lock``, releasing it between slices: a read (and the operator's clock)
 waits at most one slice and sees the world between two events, with ``advancingTo`` set.
 In ``clearing-sim serve`` an operator's advance settles the heap (``http/heap.py``) before
-it starts and after each of its slices when it needs more than one, so no full garbage
+it starts and between its slices when it needs more than one (at most every
+``_SETTLE_S``), so no full garbage
 collection of a grown world stalls a read for seconds; a realtime tick leaves the collector
 alone.
 A write must not land at a virtual instant that depends on wall-clock timing, so while
@@ -27,7 +28,13 @@ Calls to real issuer gateways (``World.external``) pause it the same way: they a
 worker thread, one after another in the engine's order, beside the deliveries, and their
 answers are fed in under the next hold, so a slow gateway never blocks the event loop.
 A slice ends between two instants (it runs the rest of the instant it reached), so the
-world between two slices is the world an advance to that instant would leave. With a
+world between two slices is the world an advance to that instant would leave, unless that
+instant is long: a slice past its wall time ends inside it after ``_INSTANT_STEPS`` of its
+events (thousands of transactions made at one instant make instants of ~180,000 events,
+issue 31 §3); replay runs the entry's exact count all the same, and an export says it
+cannot claim the digest. Between two slices the clock yields ``_TURNS`` turns of the
+event loop (a read that came during a slice is answered after it) and settles the heap
+at most every ``_SETTLE_S``. With a
 journal, each slice (each hold of the world lock) is one ``clock`` entry (events run, the
 instant it reached), so a read logged between two slices is replayed between them; each
 batch of real answers is one ``deliveries`` entry, fed in under the same hold as the events
