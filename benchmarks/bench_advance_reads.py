@@ -8,7 +8,10 @@ transactions) and ``GET /sim/v1/clock``, and one writer initiates a redeem once 
 
 Printed: the advance's wall time; every read's latency (p50, p95, p99, max; the target is a
 p99 under 100 ms); each write's answer (201 once the advance is over, or 409
-``clock_advancing`` after its bounded wait) and how long it took. Run::
+``clock_advancing`` after its bounded wait) and how long it took; the machine's share: a
+bare ``asyncio.sleep`` probe's lateness in this client process beside the reads, and
+``os.getloadavg()``; and the same reads against the same world with no advance running
+(``--idle`` seconds before and after it), the floor that the machine and the read set. Run::
 
     python benchmarks/bench_advance_reads.py [--transactions 6000] [--days 5] [--readers 4]
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -33,6 +37,7 @@ from served import redeem_cast, start
 
 TOKEN = "bench-operator-token"
 OP = {"Authorization": f"Bearer {TOKEN}"}
+_PROBE_S = 0.005
 
 
 async def _initiate(http: httpx.AsyncClient, auth: dict[str, str], body: dict[str, Any],
@@ -68,26 +73,63 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
+def _figures(latencies: list[float]) -> dict[str, float]:
+    return {name: round(1000 * _percentile(latencies, share), 1)
+            for name, share in (("p50", 0.50), ("p95", 0.95), ("p99", 0.99), ("max", 1.0))}
+
+
+async def _jitter(done: asyncio.Event, lateness: list[float]) -> None:
+    """The machine's share: how late a bare ``asyncio.sleep`` of this (client) process wakes,
+    with no server work in it; on an idle machine well under a millisecond."""
+    while not done.is_set():
+        started = time.perf_counter()
+        await asyncio.sleep(_PROBE_S)
+        lateness.append(time.perf_counter() - started - _PROBE_S)
+
+
+async def _reads(http: httpx.AsyncClient, auth: dict[str, str], ids: list[str], readers: int,
+                 done: asyncio.Event, reads: list[float]) -> None:
+    async def reader(n: int) -> None:
+        k = n
+        while not done.is_set():
+            k += readers
+            started = time.perf_counter()
+            if k % 2:
+                answer = await http.get(f"/api/v1/transactions/{ids[k % len(ids)]}",
+                                        headers=auth)
+            else:
+                answer = await http.get("/sim/v1/clock", headers=OP)
+            answer.raise_for_status()
+            reads.append(time.perf_counter() - started)
+
+    await asyncio.gather(*(reader(n) for n in range(readers)))
+
+
+async def _idle(http: httpx.AsyncClient, auth: dict[str, str], ids: list[str], readers: int,
+                seconds: float) -> dict[str, Any]:
+    """The same reads against the same world with no advance running: the floor that the
+    machine and the read itself set."""
+    reads: list[float] = []
+    lateness: list[float] = []
+    done = asyncio.Event()
+    tasks = [asyncio.create_task(_reads(http, auth, ids, readers, done, reads)),
+             asyncio.create_task(_jitter(done, lateness))]
+    await asyncio.sleep(seconds)
+    done.set()
+    await asyncio.gather(*tasks)
+    return {"reads": len(reads), "read_ms": _figures(reads),
+            "probe_late_ms": _figures(lateness), "loadavg": os.getloadavg()}
+
+
 async def _during(base: str, auth: dict[str, str], body: dict[str, Any], ids: list[str],
-                  days: float, readers: int) -> dict[str, Any]:
+                  days: float, readers: int, idle_s: float) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=readers + 4)
     async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as http:
+        before = await _idle(http, auth, ids, readers, idle_s)
         reads: list[float] = []
+        lateness: list[float] = []
         writes: list[tuple[int, float]] = []
         done = asyncio.Event()
-
-        async def reader(n: int) -> None:
-            k = n
-            while not done.is_set():
-                k += readers
-                started = time.perf_counter()
-                if k % 2:
-                    answer = await http.get(f"/api/v1/transactions/{ids[k % len(ids)]}",
-                                            headers=auth)
-                else:
-                    answer = await http.get("/sim/v1/clock", headers=OP)
-                answer.raise_for_status()
-                reads.append(time.perf_counter() - started)
 
         async def writer() -> None:
             n = 0
@@ -108,18 +150,22 @@ async def _during(base: str, auth: dict[str, str], body: dict[str, Any], ids: li
             done.set()
             return time.perf_counter() - started
 
-        tasks = [asyncio.create_task(reader(n)) for n in range(readers)]
-        tasks.append(asyncio.create_task(writer()))
+        load_before = os.getloadavg()
+        tasks = [asyncio.create_task(_reads(http, auth, ids, readers, done, reads)),
+                 asyncio.create_task(_jitter(done, lateness)), asyncio.create_task(writer())]
         await asyncio.sleep(0.2)  # the readers are reading before the advance starts
         wall_s = await advance()
         await asyncio.gather(*tasks)
+        load_after = os.getloadavg()
+        after = await _idle(http, auth, ids, readers, idle_s)
     return {"advance_wall_s": round(wall_s, 2), "reads": len(reads),
-            "read_ms": {name: round(1000 * _percentile(reads, share), 1)
-                        for name, share in (("p50", 0.50), ("p95", 0.95), ("p99", 0.99),
-                                            ("max", 1.0))},
+            "read_ms": _figures(reads),
+            "read_ms_mean": round(1000 * statistics.fmean(reads), 1) if reads else None,
+            "probe_late_ms": _figures(lateness),
+            "loadavg": {"before": load_before, "after": load_after},
             "writes": [{"status": status, "ms": round(1000 * seconds, 1)}
                        for status, seconds in writes],
-            "read_ms_mean": round(1000 * statistics.fmean(reads), 1) if reads else None}
+            "idle_before": before, "idle_after": after}
 
 
 def main() -> None:
@@ -128,6 +174,8 @@ def main() -> None:
     parser.add_argument("--subscriptions", type=int, default=15)
     parser.add_argument("--days", type=float, default=5.0)
     parser.add_argument("--readers", type=int, default=4)
+    parser.add_argument("--idle", type=float, default=5.0,
+                        help="seconds of the same reads with no advance, before and after")
     args = parser.parse_args()
     process, base = start([sys.executable, "-m", "clearing_sim", "serve", "--port", "0",
                            "--operator-token", TOKEN, "--seed", "1"])
@@ -142,7 +190,8 @@ def main() -> None:
         started = time.perf_counter()
         ids = asyncio.run(build())
         built_s = time.perf_counter() - started
-        figures = asyncio.run(_during(base, auth, body, ids, args.days, args.readers))
+        figures = asyncio.run(_during(base, auth, body, ids, args.days, args.readers,
+                                     args.idle))
     finally:
         process.terminate()
         process.wait(timeout=30)

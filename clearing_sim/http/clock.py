@@ -13,7 +13,8 @@ runs events in slices of at most ``_STEPS_PER_SLICE`` events or ``_SLICE_S`` of 
 each under ``world_lock``, releasing it between slices: a read (and the operator's clock)
 waits at most one slice and sees the world between two events, with ``advancingTo`` set.
 In ``clearing-sim serve`` an operator's advance settles the heap (``http/heap.py``) before
-it starts and after each of its slices when it needs more than one, so no full garbage
+it starts and between its slices when it needs more than one (at most every
+``_SETTLE_S``), so no full garbage
 collection of a grown world stalls a read for seconds; a realtime tick leaves the collector
 alone.
 A write must not land at a virtual instant that depends on wall-clock timing, so while
@@ -30,7 +31,13 @@ Calls to real issuer gateways (``World.external``) pause it at the call's own in
 are made in a worker thread, one after another in the engine's order, and their
 answers are fed in under the next hold, so a slow gateway never blocks the event loop.
 A slice ends between two instants (it runs the rest of the instant it reached), so the
-world between two slices is the world an advance to that instant would leave. With a
+world between two slices is the world an advance to that instant would leave, unless that
+instant is long: a slice past its wall time ends inside it after ``_INSTANT_STEPS`` of its
+events (thousands of transactions made at one instant make instants of ~180,000 events,
+issue 31 §3); replay runs the entry's exact count all the same, and an export says it
+cannot claim the digest. Between two slices the clock yields ``_TURNS`` turns of the
+event loop (a read that came during a slice is answered after it) and settles the heap
+at most every ``_SETTLE_S``. With a
 journal, each slice (each hold of the world lock) is one ``clock`` entry (events run, the
 instant it reached), so a read logged between two slices is replayed between them; the
 real outcomes a hold's events read are one ``learned`` entry, written just before its
@@ -69,8 +76,20 @@ TICK_S = 0.02
 #: One advance moves the clock at most this far (366 days): a typo must not hang the shim.
 ADVANCE_MS_MAX = 366 * 86_400_000
 _STEPS_PER_SLICE = 2_000
-_SLICE_S = 0.05  # wall time of one slice at most, checked every _CHECK_EVERY events
-_CHECK_EVERY = 64
+_SLICE_S = 0.02  # wall time of one slice at most, checked every _CHECK_EVERY events
+_CHECK_EVERY = 16
+#: a slice past its wall time ends inside the instant it reached once it has run this many
+#: of that instant's events (a world of thousands of transactions made at one instant has
+#: instants of 100,000 events: tens of seconds, issue 31 §3)
+_INSTANT_STEPS = 256
+#: turns of the event loop between two slices: the sockets read, each request's task run up
+#: to the world lock and through it, so a read that came during a slice is answered after
+#: it, not after three (a read's task needs two turns to reach the lock)
+_TURNS = 4
+#: the heap is settled at most this often between slices (each settle costs about a
+#: millisecond, a slice 20 ms; what survives between two settles is small for a full
+#: collection to walk)
+_SETTLE_S = 0.25
 _WRITE_POLL_S = 0.005
 #: how long a write waits for a running advance before it is refused (409 clock_advancing)
 WRITE_WAIT_S = 2.0
@@ -234,6 +253,7 @@ class Clock:
         self.advancing_to_ms = wait.deadline_ms
         answered: tuple[Pause, list[Any]] | None = None
         sliced = False  # the advance needed more than one slice
+        settle_s = 0.0  # when the heap is settled next (monotonic)
         try:
             while True:
                 async with sim.world_lock:
@@ -254,10 +274,12 @@ class Clock:
                 if pause is None:
                     return
                 sliced = sliced or not pause
-                if sim.owns_heap and sliced:  # a long advance: no full collection walks
-                    heap.settle()  # the world between its slices (http/heap.py)
+                if sim.owns_heap and sliced and time.monotonic() >= settle_s:
+                    heap.settle()  # a long advance: no full collection walks the world
+                    settle_s = time.monotonic() + _SETTLE_S  # between its slices (heap.py)
                 if not pause:  # a slice done: reads get the world between two events
-                    await asyncio.sleep(0)
+                    for _ in range(_TURNS):
+                        await asyncio.sleep(0)
                     continue
                 answered = await self._wait(pause)
         finally:
@@ -325,7 +347,7 @@ class Clock:
         world, external = self.sim.world, self.sim.world.external
         env = world.env
         started_s = time.monotonic()
-        run, sliced = 0, False
+        run, instant_run, sliced = 0, 0, False
         while True:
             if self._calling():
                 assert external is not None
@@ -344,11 +366,14 @@ class Clock:
                 due = self._unanswered(env.peek())
                 if due:  # that instant learns outcomes not in yet: wait for them first
                     return Pause(due, [])
-            sliced = sliced or run >= _STEPS_PER_SLICE or (
-                run % _CHECK_EVERY == _CHECK_EVERY - 1
-                and time.monotonic() - started_s > _SLICE_S)
-            if sliced and whole:
-                return Pause([], [])
+            if whole:
+                instant_run = 0
+            timed = (run % _CHECK_EVERY == _CHECK_EVERY - 1
+                     and time.monotonic() - started_s > _SLICE_S)
+            sliced = sliced or timed or run >= _STEPS_PER_SLICE
+            if sliced and run and (whole or (timed and instant_run >= _INSTANT_STEPS)):
+                return Pause([], [])  # between two instants, or inside a long one
             env.step()
             self.steps += 1
             run += 1
+            instant_run += 1

@@ -78,12 +78,18 @@ class _Steps:
         self.unsure: str | None = None  # why the digest cannot be the session's
         self.session_waiting: str | None = None  # a session not yet used by the next call
         self.after_clock = False  # the last entry was a clock move (a slice of an advance)
+        self.inside: int | None = None  # the instant the last slice ended inside of
         self.added: dict[str, str] = {}  # key → participant id, of add_participant steps
         self.names = _file_names(sim)  # every name the file uses: a new key is another
 
     def __call__(self, entry: dict[str, Any], request: Request | None,
                  response: Response | None) -> None:
         after_clock, self.after_clock = self.after_clock, entry["k"] == "clock"
+        inside, self.inside = self.inside, None
+        if inside is not None and entry["k"] != "clock" and self.unsure is None:
+            self.unsure = (f"entry {entry['n']}: served inside the instant {inside} ms (a "
+                           "slice of a long advance ended among its events); a scenario's "
+                           "advance runs whole instants, so it logs this request after them")
         if entry["k"] == "clock":
             if entry["to"] is None:
                 raise ExportError(f"entry {entry['n']}: real webhook deliveries have no step "
@@ -91,6 +97,8 @@ class _Steps:
             if after_clock:  # the next slice of the same advance: one step for them all
                 self.steps.pop()
             self.steps.append({"advance": {"to": f"{entry['to']}ms"}})
+            if self.sim.world.env.peek() <= entry["to"]:  # a slice ended inside an instant
+                self.inside = entry["to"]
         elif entry["k"] == "api":
             assert request is not None and response is not None
             self._call(entry["n"], request, response)

@@ -7,7 +7,8 @@ after a few thousand transactions the heap holds about a million objects, and ea
 CPython's full (generation 2) collections walks all of them while holding the event loop:
 2.8 s in one slice of a 366-day advance over 12,000 transactions, a read waiting 4 s
 (issue 14, finding 8). ``settle()``, called by the clock when an operator's advance starts
-and after each of its slices when it needs more than one (a realtime tick does not call it),
+and between its slices, at most every 0.25 s, when it needs more than one (a realtime tick
+does not call it),
 collects the young generations (the slice's own short-lived cycles) and then freezes what
 survives (``gc.freeze``): the world's objects move to the permanent generation, which no
 collection walks, so the next full collection walks only what was made since. Reference

@@ -63,7 +63,8 @@ CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 #: years of virtual time; advances are at most 366 days each)
 _WHOLE_MAX = (1 << 63) - 1
 #: the engine events one ``clock`` entry may count. A slice runs at most 2,000 events
-#: (``clock._STEPS_PER_SLICE``) and then the rest of the instant it reached; no served world
+#: (``clock._STEPS_PER_SLICE``) and then the rest of the instant it reached (or 256 of its
+#: events when it is long: ``clock._INSTANT_STEPS``); no served world
 #: has a hundred million events at one instant. Replay also stops, refusing the journal,
 #: when the engine runs out of events or the next one is past the entry's instant.
 STEPS_MAX = 100_000_000
