@@ -30,6 +30,7 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
@@ -66,6 +67,21 @@ def _kind_sql(kind: str | None) -> tuple[str, tuple[str, ...]]:
     return "kind = ?", (kind,)
 
 
+@contextmanager
+def _written(db: sqlite3.Connection) -> Iterator[None]:
+    """One SQLite transaction around a batch's writes. The connection is in autocommit
+    (``isolation_level=None``), where ``with db:`` begins nothing: without the ``BEGIN``,
+    ``executemany`` made each row its own transaction, a write of its pages to the file
+    per row (about 100 µs a row: it held ``POST /transactions`` to ~60 a second)."""
+    db.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 def _record(row: tuple[int, int, str, bytes]) -> Record:
     return Record(row[1], row[0], row[2], _decode.decode(row[3]))
 
@@ -86,7 +102,7 @@ class SqliteLog:
             tx = r.fields.get("transactionId")
             rows.append((r.seq, r.at_ms, r.kind, tx if isinstance(tx, str) else None,
                          _encode(r.fields)))
-        with self._db:
+        with _written(self._db):
             self._db.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?)", rows)
         self._count += len(rows)
 
@@ -146,7 +162,7 @@ class SqliteArchive:
             return
         rows = [(ordinal, tx_id, _encode_tx.encode(tx))
                 for tx_id, (ordinal, tx) in self._pending.items()]
-        with self._db:
+        with _written(self._db):
             self._db.executemany("INSERT INTO tx VALUES (?, ?, ?)", rows)
         self._pending.clear()
 
