@@ -20,7 +20,8 @@ connections, ``--read-seconds`` in all, in ``--rounds`` rounds whose order alter
 machine is shared: both see the same load): a member's ``GET /api/v1/transactions/{id}``
 of settled transactions spread over the run, and ``GET /sim/v1/log?cursor=…&limit=100``
 pages spread over the log.
-Latency is wall time per request seen by the client (httpx, this process), so both servers
+Latency is wall time per request seen by the client (this process, a lean keep-alive
+HTTP/1.1 client, ``_Connection``: httpx cost more CPU than the server), so both servers
 pay the same client cost; p50 and p99 are printed, and the ratio disk / memory.
 
 The RSS curves go to a PNG (``--plot``), the figures to JSON (``--json``).
@@ -54,36 +55,38 @@ def rss_bytes(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-class _Poster:
-    """A lean HTTP/1.1 keep-alive client for the soak's POSTs: httpx spent ~5 ms of CPU per
-    request, more than the server, on the same two cores. One request at a time on one
-    connection; the answer read by its ``Content-Length``; a connection the server closed
-    is opened again."""
+class _Connection:
+    """A lean HTTP/1.1 keep-alive client for the soak's requests: httpx spent ~5 ms of CPU per
+    request, more than the server, on the same two cores (and held the reads to ~25 a
+    second, too few for a p99). One request at a time on one connection; the answer read
+    by its ``Content-Length``; a connection the server closed is opened again."""
 
     def __init__(self, base: str) -> None:
         host, port = base.removeprefix("http://").rstrip("/").split(":")
         self._host, self._port = host, int(port)
         self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
-    async def post(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes]:
+    async def send(self, method: str, path: str, headers: dict[str, str],
+                   body: bytes | None = None) -> tuple[int, bytes]:
         for attempt in range(3):  # a keep-alive connection the server closed: again,
             try:                  # safely (the same key replays the first answer)
-                return await self._exchange(path, headers, body)
+                return await self._exchange(method, path, headers, body)
             except (ConnectionError, asyncio.IncompleteReadError):
                 await self.close()
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
 
-    async def _exchange(self, path: str, headers: dict[str, str],
-                        body: bytes) -> tuple[int, bytes]:
+    async def _exchange(self, method: str, path: str, headers: dict[str, str],
+                        body: bytes | None) -> tuple[int, bytes]:
         if self._streams is None:
             self._streams = await asyncio.open_connection(self._host, self._port)
         reader, writer = self._streams
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        writer.write(f"POST {path} HTTP/1.1\r\nHost: {self._host}\r\n{head}"
-                     f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-                     f"\r\n".encode() + body)
+        if body is not None:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        writer.write(f"{method} {path} HTTP/1.1\r\nHost: {self._host}\r\n{head}"
+                     f"\r\n".encode() + (body or b""))
         await writer.drain()
         lines = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
         status = int(lines[0].split()[1])
@@ -100,20 +103,21 @@ class _Poster:
             self._streams = None
 
 
-async def _batch(posters: list[_Poster], auth: dict[str, str], body: dict[str, Any],
+async def _batch(connections: list[_Connection], auth: dict[str, str], body: dict[str, Any],
                  first: int, count: int) -> list[str]:
     ids: list[str] = [""] * count
     queue = iter(range(count))
     payload = json.dumps(body).encode()
 
-    async def worker(poster: _Poster) -> None:
+    async def worker(connection: _Connection) -> None:
         for i in queue:
             headers = {**auth, "Idempotency-Key": f"soak-{first + i}"}
-            status, answer = await poster.post("/api/v1/transactions", headers, payload)
+            status, answer = await connection.send("POST", "/api/v1/transactions", headers,
+                                                  payload)
             assert status == 201, answer
             ids[i] = json.loads(answer)["data"]["id"]
 
-    await asyncio.gather(*(worker(poster) for poster in posters))
+    await asyncio.gather(*(worker(connection) for connection in connections))
     return ids
 
 
@@ -122,13 +126,13 @@ async def soak(base: str, pid: int, args: argparse.Namespace) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=args.connections)
     curve: list[tuple[int, int]] = [(0, rss_bytes(pid))]
     sample: list[str] = []
-    posters = [_Poster(base) for _ in range(args.connections)]
+    connections = [_Connection(base) for _ in range(args.connections)]
     async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as http:
         done = 0
         started = time.perf_counter()
         while done < args.transactions and (args.stop_by is None or time.time() < args.stop_by):
             count = min(args.batch, args.transactions - done)
-            ids = await _batch(posters, auth, body, done, count)
+            ids = await _batch(connections, auth, body, done, count)
             sample.extend(ids[:: max(1, count // 20)])
             advance = await http.post("/sim/v1/clock/advance", headers=OP,
                                       json={"seconds": args.advance_seconds})
@@ -143,8 +147,8 @@ async def soak(base: str, pid: int, args: argparse.Namespace) -> dict[str, Any]:
         status = (await http.get(f"/api/v1/transactions/{sample[-1]}", headers=auth)).json()
         assert status["data"]["lifecycleStatus"] == "settled", status
         records = (await http.get("/sim/v1/digest", headers=OP)).json()["data"]["records"]
-    for poster in posters:
-        await poster.close()
+    for connection in connections:
+        await connection.close()
     return {"curve": curve, "records": records, "reads": {}, "sample": sample, "auth": auth,
             "bytes_per_tx": _slope(curve, args.warmup),
             "soak_s": time.perf_counter() - started}
@@ -159,11 +163,11 @@ async def paired_reads(bases: dict[str, str], results: dict[str, dict[str, Any]]
         order = list(bases) if round_ % 2 == 0 else list(bases)[::-1]
         for store in order:
             r = results[store]
-            limits = httpx.Limits(max_connections=args.connections)
-            async with httpx.AsyncClient(base_url=bases[store], timeout=600,
-                                         limits=limits) as http:
-                await _reads(http, r["auth"], r["sample"], r["records"], args,
-                             pooled[store])
+            connections = [_Connection(bases[store]) for _ in range(args.connections)]
+            await _reads(connections, r["auth"], r["sample"], r["records"], args,
+                         pooled[store])
+            for connection in connections:
+                await connection.close()
     for store, by_route in pooled.items():
         for name, latencies in by_route.items():
             latencies.sort()
@@ -172,7 +176,7 @@ async def paired_reads(bases: dict[str, str], results: dict[str, dict[str, Any]]
                 "p99_ms": 1000 * latencies[int(len(latencies) * 0.99)]}
 
 
-async def _reads(http: httpx.AsyncClient, auth: dict[str, str], sample: list[str],
+async def _reads(connections: list[_Connection], auth: dict[str, str], sample: list[str],
                  records: int, args: argparse.Namespace,
                  into_by_route: dict[str, list[float]]) -> None:
     rng = random.Random(7)
@@ -184,16 +188,16 @@ async def _reads(http: httpx.AsyncClient, auth: dict[str, str], sample: list[str
         latencies = into_by_route.setdefault(name, [])
         deadline = time.perf_counter() + args.read_seconds / args.rounds
 
-        async def reader(make: Any = target, into: list[float] = latencies,
-                         until: float = deadline) -> None:
+        async def reader(connection: _Connection, make: Any = target,
+                         into: list[float] = latencies, until: float = deadline) -> None:
             while time.perf_counter() < until:
                 path, headers = make()
                 begun = time.perf_counter()
-                answer = await http.get(path, headers=headers)
+                status, answer = await connection.send("GET", path, headers)
                 into.append(time.perf_counter() - begun)
-                assert answer.status_code == 200, answer.text
+                assert status == 200, answer
 
-        await asyncio.gather(*(reader() for _ in range(args.connections)))
+        await asyncio.gather(*(reader(connection) for connection in connections))
 
 
 def _slope(curve: list[tuple[int, int]], warmup: float) -> float:
