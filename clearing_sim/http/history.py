@@ -202,7 +202,10 @@ class History:
         self._db.execute("PRAGMA journal_mode = OFF")  # no side file: the database is one inode
         self._db.executescript(_SCHEMA)  # the file is open now: its name can go
         self.path.unlink()
-        for pragma in ("synchronous = OFF", "cache_size = -4096", "temp_store = MEMORY"):
+        # one connection to an unlinked file: no one else can take a lock, so the file lock
+        # is taken once and kept (not taken and dropped around every read's statement)
+        for pragma in ("synchronous = OFF", "cache_size = -4096", "temp_store = MEMORY",
+                       "locking_mode = EXCLUSIVE"):
             self._db.execute(f"PRAGMA {pragma}")
         self.log = SqliteLog(self._db)
         self.archive = SqliteArchive(self._db)
