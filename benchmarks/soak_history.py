@@ -1,7 +1,8 @@
 """Soak: a served world's memory per settled transaction, history on disk vs in memory.
 
 Run:  python benchmarks/soak_history.py [--transactions N] [--batch B] [--connections C]
-                                         [--read-seconds S] [--plot PNG] [--json FILE]
+                                         [--read-seconds S] [--stop-by HH:MM]
+                                         [--plot PNG] [--json FILE]
 
 Not a timed test: it reports (issue 30 §1). Two ``clearing-sim serve`` processes (manual
 clock, one uvicorn loop each) are driven the same way through HTTP: an issuer and a member
@@ -24,7 +25,10 @@ Latency is wall time per request seen by the client (this process, a lean keep-a
 HTTP/1.1 client, ``_Connection``: httpx cost more CPU than the server), so both servers
 pay the same client cost; p50 and p99 are printed, and the ratio disk / memory.
 
-The RSS curves go to a PNG (``--plot``), the figures to JSON (``--json``).
+The RSS curves go to a PNG (``--plot``), the figures to JSON (``--json``); every ten
+batches the curve so far goes to ``FILE.partial.json`` (a long run stopped early leaves it).
+``--stop-by`` ends the soak at a wall time (UTC) short of ``--transactions``: the figures
+are then those of the redeems settled by then.
 """
 
 from __future__ import annotations
