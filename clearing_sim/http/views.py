@@ -1,7 +1,7 @@
 """Operator routes that read the world: deliveries, balances, the event log and its digest.
 
 Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``balances_of``, ``delivery_attempts``,
-``whole_number``.
+``delivery_page``, ``whole_number``.
 
 Everything here is read from the event log or the ledgers, never from a process's private
 state (DESIGN.md: the log is the spine):
@@ -33,13 +33,14 @@ from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.domain.money import Money
+from clearing_sim.http.delivery_index import delivery_index
 from clearing_sim.http.surface import OperatorContext, OperatorRoute, participant_of
 from clearing_sim.service.context import Reply
 from clearing_sim.sim.eventlog import Record
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.world import World
 
-__all__ = ["LOG_LIMIT_MAX", "ROUTES", "balances_of", "delivery_attempts",
+__all__ = ["LOG_LIMIT_MAX", "ROUTES", "balances_of", "delivery_attempts", "delivery_page",
            "whole_number"]
 
 LOG_LIMIT_MAX = 1000
@@ -56,37 +57,38 @@ def _outcome(record: Record) -> str:
 def delivery_attempts(world: World, transaction_id: str | None = None,
                       subscription_id: str | None = None) -> list[dict[str, Any]]:
     """The attempts of ``GET /sim/v1/deliveries``, oldest send first."""
-    events = {r["eventId"]: r for r in world.log.select("webhook.event")}
-    attempts = []
-    for r in world.log.select("webhook.attempt"):
-        event = events[r["eventId"]]
-        if transaction_id is not None and event["transactionId"] != transaction_id:
-            continue
-        if subscription_id is not None and r["subscriptionId"] != subscription_id:
-            continue
-        headers, sent_ms, next_ms = r["headers"], r["sentAtMs"], r["nextAttemptAtMs"]
-        assert isinstance(headers, list) and isinstance(sent_ms, int)
-        attempts.append((sent_ms, r.seq, {
-            "eventId": r["eventId"], "eventType": event["type"],
-            "transactionId": event["transactionId"], "subscriptionId": r["subscriptionId"],
-            "url": r["url"], "attempt": r["attempt"], "at": world.iso(sent_ms),
-            "request": {"headers": {name: value for name, value in headers},
-                        "body": r["body"]},
-            "response": None if r["status"] is None else {"status": r["status"]},
-            "outcome": _outcome(r), "fault": r["fault"],
-            "nextAttemptAt": world.iso(next_ms) if isinstance(next_ms, int) else None}))
-    return [item for _, _, item in sorted(attempts, key=lambda a: (a[0], a[1]))]
+    return delivery_page(world, transaction_id, subscription_id, 0, 10**12)[0]
+
+
+def delivery_page(world: World, transaction_id: str | None, subscription_id: str | None,
+                  start: int, limit: int) -> tuple[list[dict[str, Any]], bool]:
+    """``delivery_attempts`` from position ``start``, at most ``limit``, and whether more
+    follow: read from the world's index (``delivery_index``), at the cost of the page."""
+    pairs, more = delivery_index(world).page(transaction_id, subscription_id, start, limit)
+    return [_attempt_wire(world, r, event) for r, event in pairs], more
+
+
+def _attempt_wire(world: World, r: Record, event: Record) -> dict[str, Any]:
+    headers, sent_ms, next_ms = r["headers"], r["sentAtMs"], r["nextAttemptAtMs"]
+    assert isinstance(headers, list) and isinstance(sent_ms, int)
+    return {
+        "eventId": r["eventId"], "eventType": event["type"],
+        "transactionId": event["transactionId"], "subscriptionId": r["subscriptionId"],
+        "url": r["url"], "attempt": r["attempt"], "at": world.iso(sent_ms),
+        "request": {"headers": {name: value for name, value in headers},
+                    "body": r["body"]},
+        "response": None if r["status"] is None else {"status": r["status"]},
+        "outcome": _outcome(r), "fault": r["fault"],
+        "nextAttemptAt": world.iso(next_ms) if isinstance(next_ms, int) else None}
 
 
 async def deliveries(ctx: OperatorContext) -> Reply:
     query = ctx.query
     start = _whole(query, "cursor", "invalid_cursor", 0, 10**12, 0)
     limit = _whole(query, "limit", "invalid_query", 1, LOG_LIMIT_MAX, LOG_LIMIT_DEFAULT)
-    found = delivery_attempts(ctx.world, query.get("transactionId"),
-                              query.get("subscriptionId"))
-    page = found[start:start + limit]
-    next_cursor = str(start + limit) if len(found) > start + limit else None
-    return Reply(200, page, next_cursor=next_cursor)
+    page, more = delivery_page(ctx.world, query.get("transactionId"),
+                               query.get("subscriptionId"), start, limit)
+    return Reply(200, page, next_cursor=str(start + limit) if more else None)
 
 
 async def balances(ctx: OperatorContext) -> Reply:

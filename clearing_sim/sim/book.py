@@ -151,6 +151,25 @@ class TransactionBook:
             if tx is not None:
                 yield tx
 
+    def in_order(self, participant_id: str | None = None, *,
+                 live_only: bool = False) -> Iterator[Transaction]:
+        """The book's transactions in initiation order (as iteration gives them), lazily, so
+        a reader that stops early pays for what it read: with ``participant_id``, only those
+        it is in the audience of (from the index ``newest_first`` reads); with
+        ``live_only``, only those not forgotten (every archived one is terminal), read
+        from memory."""
+        if live_only:
+            return iter(self._by_id.values())  # in opening order: a replaced value keeps its place
+        if participant_id is None:
+            return iter(self)
+        self.index_scopes()
+        assert self._scopes is not None
+        scope = self._scopes.get(participant_id)
+        if scope is None:
+            return iter(())
+        find = self._by_id.get if self._archive is None else self.get
+        return (tx for tx in map(find, scope.ids) if tx is not None)
+
     def __getitem__(self, transaction_id: str) -> Transaction:
         tx = self.get(transaction_id)
         if tx is None:
