@@ -140,9 +140,10 @@ def test_an_index_kept_in_log_order_is_caught(world_client: Client,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison above fails on an index that keeps attempts in the order their
     outcomes were learned (appended, not inserted at their send time)."""
-    def appended(self: Any, sent_ms: int, seq: int) -> None:
+    def appended(self: Any, sent_ms: int, seq: int, event_seq: int) -> None:
         self.sent.append(sent_ms)
         self.seqs.append(seq)
+        self.events.append(event_seq)
 
     monkeypatch.setattr(delivery_index_module._Sorted, "add", appended)
     world = world_client.sim.world
