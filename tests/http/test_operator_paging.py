@@ -187,3 +187,20 @@ def test_a_list_that_leaves_out_the_archive_is_caught(world_client: Client,
     world = world_client.sim.world
     items, _ = pages(world_client, "/sim/v1/transactions", {}, 1000)
     assert items != reference_transactions(world, {})
+
+
+def test_the_index_forgets_finished_events_and_still_finds_one_it_lacks(
+        world_client: Client) -> None:
+    """The index keeps an event by id only while its deliveries can make attempts; an
+    attempt whose event it no longer holds (it never should) finds the event in the log, so
+    the pages stay the sorted list's."""
+    world = world_client.sim.world
+    index = delivery_index_module.delivery_index(world)
+    assert index._open  # deliveries still retrying
+    index._open.clear()
+    world_client.op("PUT", "/sim/v1/receivers", {"url": SLOW, "status": 200})
+    world_client.advance(40 * 3600)  # every delivery ends within 38.6 h
+    items, _ = pages(world_client, "/sim/v1/deliveries", {}, 1000)
+    assert items == reference_deliveries(world, None, None)
+    assert len(items) == len(index._all.seqs) > 30
+    assert index._open == {}  # every delivery ended: no event kept
