@@ -53,8 +53,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("service", ("clearing_sim.service",)),
     # public helpers over a world and its API (webhook receivers, the story of a
     # transaction's records, the demo world, the served world a test suite starts)
-    ("world readers", ("clearing_sim.delivery_log", "clearing_sim.demo",
-                       "clearing_sim.testing", "clearing_sim.timeline",
+    ("world readers", ("clearing_sim.delivery_index", "clearing_sim.delivery_log",
+                       "clearing_sim.demo", "clearing_sim.testing", "clearing_sim.timeline",
                        "clearing_sim.webhooks")),
     ("transport", ("clearing_sim.serving", "clearing_sim.tls")),
     # the receiver kit and the report every kit writes

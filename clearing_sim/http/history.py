@@ -138,6 +138,15 @@ class SqliteLog:
                                 "ORDER BY seq DESC LIMIT ?", (*params, limit)).fetchall()
         return [_record(row) for row in reversed(rows)]
 
+    def at(self, seqs: Sequence[int]) -> list[Record]:
+        rows: dict[int, tuple[int, int, str, bytes]] = {}
+        for i in range(0, len(seqs), _READ_BATCH):
+            chunk = list(seqs[i:i + _READ_BATCH])
+            marks = ",".join("?" * len(chunk))
+            rows.update((row[0], row) for row in self._db.execute(
+                f"SELECT seq, at_ms, kind, fields FROM log WHERE seq IN ({marks})", chunk))
+        return [_record(rows[seq]) for seq in seqs]
+
 
 class SqliteArchive:
     """The book's ``TransactionArchive``: finished transactions, found by id and listed in

@@ -26,11 +26,12 @@ operator's later answers carry the ids they would have carried without the conso
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 from clearing_sim.domain.errors import InvalidRequest, NotFound
-from clearing_sim.domain.lifecycle import LifecycleStatus
+from clearing_sim.domain.lifecycle import TERMINAL_STATUSES, LifecycleStatus
 from clearing_sim.domain.transaction import Transaction, UseCase
 from clearing_sim.http import views
 from clearing_sim.http.participants import participant_wire
@@ -64,7 +65,10 @@ def _one_of(query: dict[str, str], name: str, values: list[str]) -> str | None:
     return text
 
 
-def _wanted(ctx: OperatorContext) -> list[Transaction]:
+def _wanted(ctx: OperatorContext) -> Iterator[Transaction]:
+    """The filtered list, lazily (its filters checked at once): read in initiation order
+    as far as the reader goes, and only from memory when the filters leave out terminal
+    transactions (the archived ones)."""
     query = ctx.query
     status = _one_of(query, "lifecycleStatus", [s.value for s in LifecycleStatus])
     use_case = _one_of(query, "useCase", [u.value for u in UseCase])
@@ -72,12 +76,14 @@ def _wanted(ctx: OperatorContext) -> list[Transaction]:
     party = query.get("participantId")
     if party is not None:
         party = participant_of(ctx.world, party).id
-    return [tx for tx in ctx.world.transactions
+    live_only = terminal is False or (
+        status is not None and LifecycleStatus(status) not in TERMINAL_STATUSES)
+    return (tx for tx in ctx.world.transactions.in_order(party, live_only=live_only)
             if (status is None or tx.lifecycle_status.value == status)
             and (use_case is None or tx.use_case.value == use_case)
             and (parked is None or tx.parked is parked)
             and (terminal is None or tx.terminal is terminal)
-            and (party is None or party in tx.audience)]
+            and (party is None or party in tx.audience))
 
 
 async def transactions(ctx: OperatorContext) -> Reply:
@@ -85,9 +91,9 @@ async def transactions(ctx: OperatorContext) -> Reply:
     query = dict(ctx.request.query)
     start = views.whole_number(query, "cursor", "invalid_cursor", 0, 10**12, 0)
     limit = views.whole_number(query, "limit", "invalid_query", 1, views.LOG_LIMIT_MAX, 100)
-    page = found[start:start + limit]
-    next_cursor = str(start + limit) if len(found) > start + limit else None
-    return Reply(200, [transaction_row(ctx.world, tx) for tx in page],
+    window = list(islice(found, start, start + limit + 1))  # the page, and one to tell more
+    next_cursor = str(start + limit) if len(window) > limit else None
+    return Reply(200, [transaction_row(ctx.world, tx) for tx in window[:limit]],
                  next_cursor=next_cursor)
 
 

@@ -1,8 +1,8 @@
 """Operator routes that read the world: deliveries, balances, the event log and its digest.
 
-Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``balances_of``, ``delivery_attempts`` (from
-``clearing_sim.delivery_log``, below this package, so the story reads attempts without
-importing the shim), ``whole_number``.
+Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``balances_of``, ``delivery_attempts`` and
+``delivery_page`` (from ``clearing_sim.delivery_log``, below this package, so the story
+reads attempts without importing the shim), ``whole_number``.
 
 Everything here is read from the event log or the ledgers, never from a process's private
 state (DESIGN.md: the log is the spine):
@@ -32,7 +32,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from clearing_sim.delivery_log import delivery_attempts
+from clearing_sim.delivery_log import delivery_attempts, delivery_page
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.domain.money import Money
 from clearing_sim.http.surface import OperatorContext, OperatorRoute, participant_of
@@ -40,7 +40,7 @@ from clearing_sim.service.context import Reply
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.world import World
 
-__all__ = ["LOG_LIMIT_MAX", "ROUTES", "balances_of", "delivery_attempts",
+__all__ = ["LOG_LIMIT_MAX", "ROUTES", "balances_of", "delivery_attempts", "delivery_page",
            "whole_number"]
 
 LOG_LIMIT_MAX = 1000
@@ -52,11 +52,9 @@ async def deliveries(ctx: OperatorContext) -> Reply:
     query = ctx.query
     start = _whole(query, "cursor", "invalid_cursor", 0, 10**12, 0)
     limit = _whole(query, "limit", "invalid_query", 1, LOG_LIMIT_MAX, LOG_LIMIT_DEFAULT)
-    found = delivery_attempts(ctx.world, query.get("transactionId"),
-                              query.get("subscriptionId"))
-    page = found[start:start + limit]
-    next_cursor = str(start + limit) if len(found) > start + limit else None
-    return Reply(200, page, next_cursor=next_cursor)
+    page, more = delivery_page(ctx.world, query.get("transactionId"),
+                               query.get("subscriptionId"), start, limit)
+    return Reply(200, page, next_cursor=str(start + limit) if more else None)
 
 
 async def balances(ctx: OperatorContext) -> Reply:

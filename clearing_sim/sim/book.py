@@ -14,7 +14,8 @@ The book also keeps what the API's reads ask of it at the cost of their answer (
 section 2): ``parked_count``, the transactions parked now, and ``newest_first``, one
 participant's transactions (those it is in the audience of) newest first, from an index
 kept in creation order once asked for (``index_scopes``: ``ServiceAPI`` asks when it is
-made, so a run no API reads pays nothing for it).
+made, so a run no API reads pays nothing for it); ``in_order`` reads the book, or that
+index, oldest first and lazily, for the operator's list.
 
 A book with an ``archive`` (a ``TransactionArchive``: the served world's history on disk)
 hands each forgotten transaction to it (``forget``) and still finds it there: ``get``,
@@ -150,6 +151,25 @@ class TransactionBook:
             tx = find(ids[index])
             if tx is not None:
                 yield tx
+
+    def in_order(self, participant_id: str | None = None, *,
+                 live_only: bool = False) -> Iterator[Transaction]:
+        """The book's transactions in initiation order (as iteration gives them), lazily, so
+        a reader that stops early pays for what it read: with ``live_only``, only those not
+        forgotten (every archived one is terminal), read from memory; else with
+        ``participant_id``, only those it is in the audience of (from the index
+        ``newest_first`` reads). A superset of the wanted: the caller still filters."""
+        if live_only:
+            return iter(self._by_id.values())  # in opening order: a replaced value keeps its place
+        if participant_id is None:
+            return iter(self)
+        self.index_scopes()
+        assert self._scopes is not None
+        scope = self._scopes.get(participant_id)
+        if scope is None:
+            return iter(())
+        find = self._by_id.get if self._archive is None else self.get
+        return (tx for tx in map(find, scope.ids) if tx is not None)
 
     def __getitem__(self, transaction_id: str) -> Transaction:
         tx = self.get(transaction_id)

@@ -27,7 +27,8 @@ over in batches (``flush``: one call per ``FLUSH_RECORDS`` records, and before e
 keeps the digest incrementally, and answers ``__iter__``, ``select`` and ``page`` from the
 store, in ``seq`` order, with records equal to the ones appended (same kind, fields and
 field order). ``page`` is the seam the log route reads (``GET /sim/v1/log``): a kind or
-family from a ``seq`` on, at most ``limit`` records, from memory or from the store.
+family from a ``seq`` on, at most ``limit`` records, from memory or from the store; ``at``
+the records of given ``seq``s (the deliveries route's index reads them).
 """
 
 from __future__ import annotations
@@ -142,6 +143,9 @@ class LogStore(Protocol):
 
     def last(self, kind: str | None, limit: int) -> list[Record]:
         """``EventLog.last`` over the kept records."""
+
+    def at(self, seqs: Sequence[int]) -> list[Record]:
+        """``EventLog.at`` over the kept records."""
 
 
 class LogNotRetained(RuntimeError):
@@ -281,6 +285,15 @@ class EventLog:
                 if len(found) == limit:
                     break
         return found[::-1]
+
+    def at(self, seqs: Sequence[int]) -> list[Record]:
+        """The records numbered ``seqs`` (each one appended), in the order given: what an
+        index of the log (``GET /sim/v1/deliveries``'s) reads, at the cost of its page."""
+        store = self._stored()
+        if store is not None:
+            return store.at(seqs)
+        records = self._records
+        return [records[seq] for seq in seqs]
 
     def lines(self) -> Iterator[str]:
         return (r.canonical() for r in self)

@@ -77,6 +77,19 @@ class Twins:
         if first != second or answers[0].status_code != 200:
             self.differences.append(f"GET {target}: {str(first)[:200]} | {str(second)[:200]}")
 
+    def quiet_pages(self, target: str) -> None:
+        """Every page of a console list (``quiet``), following ``meta.nextCursor``: the same
+        ``data`` and cursors."""
+        cursor: str | None = "0"
+        while cursor is not None:
+            answers = [c.request("GET", f"{target}&cursor={cursor}", headers=OP).json()
+                       for c in self.clients]
+            first, second = ((a["data"], a["meta"]["nextCursor"]) for a in answers)
+            if first != second:
+                self.differences.append(f"GET {target}&cursor={cursor}: {str(first)[:200]} | "
+                                        f"{str(second)[:200]}")
+            cursor = first[1]
+
     def op(self, method: str, target: str, json: Any = None) -> dict[str, Any]:
         return self.send(method, target, OP, json)
 
@@ -146,6 +159,12 @@ def _read_everything(twins: Twins, issuer: Party, member: Party, ids: list[str])
     twins.pages("/sim/v1/deliveries?limit=5")
     hooks = twins.op("GET", "/sim/v1/webhooks")["data"]
     twins.pages(f"/sim/v1/deliveries?subscriptionId={hooks[0]['id']}&limit=4")
+    twins.pages(f"/sim/v1/deliveries?subscriptionId={hooks[0]['id']}&transactionId={ids[0]}"
+                "&limit=2")
+    for query in ("", "terminal=false&", "terminal=true&", "parked=true&", "parked=false&",
+                  "lifecycleStatus=settled&", "lifecycleStatus=received&", "useCase=redeem&",
+                  f"participantId={member.id}&", f"participantId={issuer.id}&terminal=true&"):
+        twins.quiet_pages(f"/sim/v1/transactions?{query}limit=2")
     for party in (member, issuer):
         twins.pages("/api/v1/transactions?limit=3", party.auth)
         twins.send("GET", "/api/v1/transactions", party.auth)
