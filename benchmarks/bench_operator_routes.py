@@ -30,6 +30,7 @@ from typing import Any
 
 from bench_routes import RECORDS_PER_REDEEM, _ms, timed
 
+from clearing_sim import delivery_log
 from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.http import stories, views
 from clearing_sim.http.history import History
@@ -79,7 +80,7 @@ def old_deliveries(world: World, subscription_id: str | None = None,
              and (transaction_id is None
                   or events[r["eventId"]]["transactionId"] == transaction_id)]
     found.sort(key=lambda a: (a[0], a[1]))
-    return [views._attempt_wire(world, r, events[r["eventId"]]) for _, _, r in found[:100]]
+    return [delivery_log._attempt_wire(world, r, events[r["eventId"]]) for _, _, r in found[:100]]
 
 
 def old_list(world: World, terminal: bool | None) -> list[dict[str, Any]]:

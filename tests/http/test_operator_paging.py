@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from clearing_sim.http import delivery_index as delivery_index_module
+from clearing_sim import delivery_index as delivery_index_module
+from clearing_sim.delivery_log import _attempt_wire
 from clearing_sim.http import history as history_module
-from clearing_sim.http.views import _attempt_wire
 from clearing_sim.sim import eventlog
 from clearing_sim.sim.book import TransactionBook
 from clearing_sim.sim.world import World
