@@ -30,14 +30,14 @@ from typing import Any
 
 from bench_routes import RECORDS_PER_REDEEM, _ms, timed
 
-from clearing_sim import delivery_log
 from clearing_sim.domain.lifecycle import EventType
 from clearing_sim.http import stories, views
 from clearing_sim.http.history import History
 from clearing_sim.sim.examples import example_world
 from clearing_sim.sim.workload import poisson_redeems
 from clearing_sim.sim.world import World
-from clearing_sim.story import transaction_row
+from clearing_sim.stories import delivery_log
+from clearing_sim.stories.story import transaction_row
 
 
 def build(records: int, seed: int) -> tuple[World, History, str]:

@@ -5,10 +5,10 @@ Public names: ``main``.
 Commands that pull in heavy packages (the HTTP shim, the analysts' sweeps) live beside their
 door and are imported only when invoked: ``LAZY_COMMANDS`` maps a command name to
 ``module:attribute`` of a ``click.Command``. A command whose extra is not installed is still
-listed, and refuses with the extra to install (``clearing_sim.extras``). ``--help`` lists the
-lazy commands from ``LAZY_SUMMARIES`` (each the first line of the command's help, a test keeps
-them equal) and ``LAZY_EXTRAS``, so the group's help and ``run`` never import pandas,
-matplotlib, dask, pyarrow, Starlette or uvicorn.
+listed, and refuses with the extra to install (``clearing_sim.commands.extras``). ``--help``
+lists the lazy commands from ``LAZY_SUMMARIES`` (each the first line of the command's help,
+a test keeps them equal) and ``LAZY_EXTRAS``, so the group's help and ``run`` never import
+pandas, matplotlib, dask, pyarrow, Starlette or uvicorn.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from typing import Any, TextIO
 
 import click
 
-from clearing_sim.extras import MissingExtra, require
+from clearing_sim.commands.extras import MissingExtra, require
+from clearing_sim.commands.terminal import colour_wanted as _colour
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import collect, load_scenario, validate_paths
 from clearing_sim.scenario.model import Scenario
@@ -37,7 +38,6 @@ from clearing_sim.scenario.reports import (
 from clearing_sim.scenario.results import duration_text
 from clearing_sim.scenario.runner import play
 from clearing_sim.scenario.stage import Stage
-from clearing_sim.terminal import colour_wanted as _colour
 
 __all__ = ["main"]
 
@@ -66,7 +66,7 @@ LAZY_SUMMARIES: dict[str, str] = {
     "report": "Write a self-contained HTML report of the sweep results in FOLDER.",
 }
 
-#: name -> the extra a lazy command's package requires (``clearing_sim.extras``).
+#: name -> the extra a lazy command's package requires (``clearing_sim.commands.extras``).
 LAZY_EXTRAS: dict[str, str] = {"workload": "analysis", "sweep": "analysis", "report": "analysis"}
 
 
@@ -156,7 +156,9 @@ def demo(seed: int, log_file: TextIO | None) -> None:
     Example:
       clearing-sim demo --seed 7 --log reports/demo.jsonl
     """
-    from clearing_sim.demo import run_demo  # only this command runs it (start-up: issue 30)
+    from clearing_sim.commands.demo import (
+        run_demo,  # only this command runs it (start-up: issue 30)
+    )
 
     world, results = run_demo(seed)
     colour = _colour()
@@ -303,7 +305,7 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
         if not as_json:
             _echo_outcome(outcome, colour)
     if html_dir is not None:
-        from clearing_sim.html_report import index_page
+        from clearing_sim.stories.html_report import index_page
         (Path(html_dir) / "index.html").write_text(index_page(pages), encoding="utf-8")
     if junit_file is not None:
         Path(junit_file).write_bytes(junit_xml(outcomes))
@@ -322,7 +324,7 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
 def _write_page(folder: Path, result: Any, stage: Stage,
                 transaction_ids: list[str] | None = None, target: Path | None = None) -> str:
     """The scenario's HTML page in ``folder`` (or at ``target``); its file name."""
-    from clearing_sim.html_report import page_name, scenario_page
+    from clearing_sim.stories.html_report import page_name, scenario_page
     page = scenario_page(result, stage, _file_names(stage), transaction_ids)
     if target is None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -398,7 +400,7 @@ def timeline(path: str, name: str, seed: int | None, polls: bool,
         else transaction_id
     click.echo(f"{scenario.name}: transaction {shown} ({tx.use_case.value}, "
                f"payment reference {tx.payment_reference}), seed {result.seed}")
-    from clearing_sim.timeline import render_story, transaction_story  # this command's only
+    from clearing_sim.stories.timeline import render_story, transaction_story  # this command's only
 
     for line in render_story(stage.world, transaction_story(stage.world, transaction_id,
                                                             polls=polls, names=names)):

@@ -1,4 +1,4 @@
-"""``clearing_sim.browser`` and the browser tests' gate (issue 28 §4): without Debian's
+"""``clearing_sim.testing.browser`` and the browser tests' gate (issue 28 §4): without Debian's
 Chromium the tests skip saying what to install, except in CI, where they fail."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clearing_sim import browser
+from clearing_sim.testing import browser
 from tests.browser.conftest import browser_required
 
 

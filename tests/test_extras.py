@@ -2,7 +2,7 @@
 shim without pandas, matplotlib, pyarrow or Dask; a command that needs an extra says which
 one, never a traceback. Proved in a fresh interpreter where those packages cannot be
 imported (an import hook refuses them, as a core install lacks them); ``pyproject.toml``'s
-extras are checked to bring what ``clearing_sim.extras`` asks for."""
+extras are checked to bring what ``clearing_sim.commands.extras`` asks for."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from clearing_sim.extras import EXTRAS
+from clearing_sim.commands.extras import EXTRAS
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pandas", "numpy", "matplotlib", "pyarrow", "dask", "distributed", "nbclient",
@@ -78,7 +78,7 @@ def test_a_command_that_needs_an_extra_names_it() -> None:
 
 def test_a_dask_sweep_without_the_sweeps_extra_names_it() -> None:
     done = _core("""
-from clearing_sim.extras import MissingExtra, require
+from clearing_sim.commands.extras import MissingExtra, require
 try:
     require("sweeps", "a sweep on a Dask cluster (--dask)")
 except MissingExtra as error:

@@ -79,11 +79,11 @@ def test_each_lazy_summary_is_the_first_line_of_its_commands_help(name: str) -> 
 @pytest.mark.parametrize("name", ["rfc3987_syntax", "isoduration", "idna", "webcolors"])
 def test_jsonschema_without_its_format_checkers_leaves_their_packages_importable(
         name: str) -> None:
-    """``clearing_sim.jsonschema_import`` keeps the format checkers' packages (``rfc3987_syntax``
-    2 s) out of the CLI's start, and only while jsonschema is first imported: anything else
-    can still import them."""
+    """``clearing_sim.scenario.jsonschema_import`` keeps the format checkers' packages
+    (``rfc3987_syntax`` 2 s) out of the CLI's start, and only while jsonschema is first
+    imported: anything else can still import them."""
     probe = ("import importlib.util, sys\n"
-             "import clearing_sim.jsonschema_import\n"
+             "import clearing_sim.scenario.jsonschema_import\n"
              f"assert {name!r} not in sys.modules\n"
              f"if importlib.util.find_spec({name!r}) is not None:\n"
              f"    import {name}\n"

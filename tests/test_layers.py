@@ -44,17 +44,18 @@ import clearing_sim
 
 #: The layers, lowest first: a module may import its own layer and the layers below it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("helpers", ("clearing_sim", "clearing_sim.browser", "clearing_sim.extras",
-                 "clearing_sim.jsonschema_import", "clearing_sim.peer_answers",
-                 "clearing_sim.request_limits", "clearing_sim.stopping",
-                 "clearing_sim.terminal")),
+    # what imports nothing of the package: the root, the command lines' shared helpers, the
+    # bounded readers of what comes from outside, the browser a test drives
+    ("helpers", ("clearing_sim", "clearing_sim.commands", "clearing_sim.testing.browser",
+                 "clearing_sim.untrusted")),
     ("domain", ("clearing_sim.domain",)),
     ("sim", ("clearing_sim.sim",)),
     ("service", ("clearing_sim.service",)),
-    # public helpers over a world and its API (webhook receivers, the story of a
-    # transaction's records, the demo world, the served world a test suite starts)
-    ("world readers", ("clearing_sim.delivery_index", "clearing_sim.delivery_log",
-                       "clearing_sim.demo", "clearing_sim.testing", "clearing_sim.timeline",
+    # public helpers over a world and its API (webhook receivers, a transaction's records on
+    # its time axis, the demo world, the served world a test suite starts)
+    ("world readers", ("clearing_sim.commands.demo", "clearing_sim.stories.delivery_index",
+                       "clearing_sim.stories.delivery_log",
+                       "clearing_sim.stories.timeline", "clearing_sim.testing",
                        "clearing_sim.webhooks")),
     ("transport", ("clearing_sim.serving", "clearing_sim.tls")),
     # the receiver kit and the report every kit writes
@@ -62,10 +63,12 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # real issuers: the HTTP gateway, the reference gateway, the issuer kit
     ("gateway", ("clearing_sim.gateway",)),
     ("scenario", ("clearing_sim.scenario",)),
-    ("analysis", ("clearing_sim.analysis", "clearing_sim.story")),
-    ("http", ("clearing_sim.html_report", "clearing_sim.http")),
+    # analysts' tools; a transaction's story and the report pages of scenario runs
+    ("analysis", ("clearing_sim.analysis", "clearing_sim.stories")),
+    ("http", ("clearing_sim.http",)),
     ("doors", ("clearing_sim.__main__", "clearing_sim.cli", "clearing_sim.conformance.cli",
-               "clearing_sim.pytest_fixtures", "clearing_sim.scenario.pytest_plugin")),
+               "clearing_sim.pytest_fixtures", "clearing_sim.scenario.pytest_plugin",
+               "clearing_sim.testing.fixtures")),
 )
 
 #: Circles kept on purpose: the modules, and why (each module's docstring says so too).

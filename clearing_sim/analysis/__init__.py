@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from clearing_sim.extras import require
+from clearing_sim.commands.extras import require
 
 require("analysis", "clearing_sim.analysis (workloads, sweeps, frames, reports)")
 

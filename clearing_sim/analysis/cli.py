@@ -55,8 +55,8 @@ from clearing_sim.analysis.runs import run_workload
 from clearing_sim.analysis.sweepfile import SEED_MAX, format_seeds, load_sweep, parse_seeds
 from clearing_sim.analysis.sweeps import SweepOutputConflict
 from clearing_sim.analysis.sweeps import sweep as run_sweep
+from clearing_sim.commands.stopping import Terminated, sigint_ignored, term_as_interrupt
 from clearing_sim.scenario.errors import ScenarioError
-from clearing_sim.stopping import Terminated, sigint_ignored, term_as_interrupt
 
 __all__ = ["report", "sweep", "workload"]
 

@@ -25,7 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from multiprocessing.context import BaseContext
 from typing import Any, Protocol, TypeVar
 
-from clearing_sim.extras import require
+from clearing_sim.commands.extras import require
 
 __all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "executor_for"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from referencing import Registry, Resource
 
-from clearing_sim.jsonschema_import import Draft202012Validator
 from clearing_sim.scenario.errors import Problem
+from clearing_sim.scenario.jsonschema_import import Draft202012Validator
 from clearing_sim.scenario.schema import SCHEMA as SCENARIO_SCHEMA
 from clearing_sim.scenario.schema import explain
 from clearing_sim.scenario.source import Document, FieldPath

@@ -43,7 +43,7 @@ from clearing_sim.conformance.receiver_stage import Stage
 from clearing_sim.conformance.report import Exchange
 from clearing_sim.domain.delivery import DELIVERY_TIMEOUT_MS, WebhookEvent
 from clearing_sim.domain.jsontext import parse_untrusted
-from clearing_sim.peer_answers import Answer, read_bounded_async
+from clearing_sim.untrusted.answers import Answer, read_bounded_async
 from clearing_sim.webhooks import TransactionView
 
 __all__ = ["Battery", "KitOptions", "NewEvent", "Pending", "TargetUnreachable",

@@ -40,10 +40,10 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from clearing_sim.request_limits import read_body
 from clearing_sim.service.messages import Request
 from clearing_sim.service.messages import Response as ApiResponse
 from clearing_sim.serving import ServerThread
+from clearing_sim.untrusted.bodies import read_body
 from clearing_sim.webhooks import NaiveReceiver, ReferenceReceiver
 
 __all__ = ["HttpTransactionSource", "ReceiverServer", "receiver_app", "wall_clock_s"]

@@ -5,7 +5,7 @@ Public names: ``Call``, ``GatewayConfig``, ``Transport``, ``TransportProblem``,
 
 Every call has bounded timeouts and a bounded response size, and is recorded as a ``Call``
 (request and response, headers and bodies, elapsed wall time, or the error in plain words).
-An answer is read by ``clearing_sim.peer_answers.read_bounded``: never inflated, at most
+An answer is read by ``clearing_sim.untrusted.answers.read_bounded``: never inflated, at most
 ``response_bytes_max`` bytes, whole within ``timeout_s`` of the call's start (a gateway
 dripping a byte a second under each read's timeout held an advance for hours). The token
 endpoint's answer is read the same way. ``send`` never raises for anything a gateway answers.
@@ -32,8 +32,8 @@ from attrs import field, frozen
 
 from clearing_sim.domain.instruction import Outcome
 from clearing_sim.domain.jsontext import parse_untrusted
-from clearing_sim.peer_answers import ASKED, read_bounded
 from clearing_sim.tls import TlsProblem, client_context, describe_tls_error
+from clearing_sim.untrusted.answers import ASKED, read_bounded
 
 __all__ = ["Call", "GatewayConfig", "Transport", "TransportProblem", "config_from_wire"]
 

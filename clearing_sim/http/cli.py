@@ -23,6 +23,8 @@ from pathlib import Path
 import attrs
 import click
 
+from clearing_sim.commands.stopping import term_as_interrupt
+from clearing_sim.commands.terminal import colour_wanted
 from clearing_sim.http.delivery import RealOutcome
 from clearing_sim.http.journal_cli import read_existing, start_journal
 from clearing_sim.http.options import ClockMode, ServeOptions
@@ -34,8 +36,6 @@ from clearing_sim.scenario.stage import SetupFailed, StepFailed
 from clearing_sim.serving import GuardedServer, ServeLimits, limit_options
 from clearing_sim.sim.receivers import Arrival
 from clearing_sim.sim.world import Environment
-from clearing_sim.stopping import term_as_interrupt
-from clearing_sim.terminal import colour_wanted
 from clearing_sim.tls.contexts import TlsProblem, client_context
 
 __all__ = ["load_world", "load_world_or_exit", "serve", "token_warning"]

@@ -3,7 +3,7 @@
 Public names: ``CONSOLE_PATH``, ``CONSOLE_POLICY``, ``asset_text``, ``console_response``,
 ``is_console``.
 
-The console (issue 28) is five files in ``clearing_sim/http/console/`` (``index.html``,
+The console (issue 28) is five files in ``clearing_sim/stories/console/`` (``index.html``,
 ``story.js``, ``console.js``, ``console.css``, ``favicon.svg``): no CDN, nothing fetched
 from the network, no build step. ``GET``/``HEAD`` ``/sim/console`` (or ``/sim/console/``)
 is ``index.html``; ``/sim/console/<file>`` the file. Answering them touches nothing: no
@@ -17,10 +17,8 @@ and ``Cache-Control: no-store``, ``Referrer-Policy: no-referrer``,
 
 from __future__ import annotations
 
-from functools import cache
-from importlib.resources import files
-
 from clearing_sim.service.messages import Request, Response
+from clearing_sim.stories.assets import ASSET_TYPES, asset_bytes, asset_text
 
 __all__ = ["CONSOLE_PATH", "CONSOLE_POLICY", "asset_text", "console_response", "is_console"]
 
@@ -28,11 +26,7 @@ CONSOLE_PATH = "/sim/console"
 CONSOLE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; "
                   "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; "
                   "frame-ancestors 'none'")
-_TYPES = {"index.html": "text/html; charset=utf-8", "story.js": "text/javascript; charset=utf-8",
-          "console.js": "text/javascript; charset=utf-8",
-          "console.css": "text/css; charset=utf-8", "favicon.svg": "image/svg+xml"}
-#: the reports' host of story.js (inlined into report pages, not served)
-_REPORT_HOST = "report.js"
+_TYPES = ASSET_TYPES
 _HEADERS = (("Content-Security-Policy", CONSOLE_POLICY), ("Cache-Control", "no-store"),
             ("Referrer-Policy", "no-referrer"), ("X-Content-Type-Options", "nosniff"),
             ("X-Frame-Options", "DENY"))
@@ -43,18 +37,6 @@ def is_console(path: str) -> bool:
     return path == CONSOLE_PATH or path.startswith(CONSOLE_PATH + "/")
 
 
-@cache
-def _asset(name: str) -> bytes:
-    return files("clearing_sim.http").joinpath("console", name).read_bytes()
-
-
-def asset_text(name: str) -> str:
-    """One of the console's files as text, or ``report.js`` (the HTML reports inline them)."""
-    if name not in _TYPES and name != _REPORT_HOST:
-        raise KeyError(name)
-    return _asset(name).decode("utf-8")
-
-
 def console_response(request: Request) -> Response:
     """The file for a console path: 200, 404 for an unknown file, 405 for another method."""
     name = request.path[len(CONSOLE_PATH):].lstrip("/") or "index.html"
@@ -63,4 +45,4 @@ def console_response(request: Request) -> Response:
     if request.method not in ("GET", "HEAD"):
         return Response(405, (*_TEXT, *_HEADERS, ("Allow", "GET, HEAD")),
                         b"method not allowed\n")
-    return Response(200, (("Content-Type", _TYPES[name]), *_HEADERS), _asset(name))
+    return Response(200, (("Content-Type", _TYPES[name]), *_HEADERS), asset_bytes(name))

@@ -374,7 +374,7 @@ _INSTANT = obj({"at": TS, "atMs": INT, "offsetMs": INT, "offset": STR},
                description="a virtual instant and its offset from the transaction's start")
 _NINSTANT: Schema = {"anyOf": [_INSTANT, {"type": "null"}]}
 _LEGS = array(obj({"leg": enum("burn", "mint"), "issuerId": UUID, "settlementMode": STR}))
-#: the console's quiet reads (``http/stories.py``, ``clearing_sim/story.py``)
+#: the console's quiet reads (``http/stories.py``, ``clearing_sim/stories/story.py``)
 _CONSOLE: dict[str, Schema] = {
     "TransactionRow": obj({
         "id": UUID, "paymentReference": STR, "useCase": STR, "lifecycleStatus": STR,

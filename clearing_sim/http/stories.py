@@ -15,7 +15,7 @@ operator's later answers carry the ids they would have carried without the conso
   member or a listed issuer), a page at a time (``limit`` 1–1000, default 100; ``cursor``
   the position ``meta.nextCursor`` gave).
 - ``GET /sim/v1/transactions/{id}/story?polls=``: the transaction's story
-  (``clearing_sim.story.build_story``); 404 ``transaction_not_found``.
+  (``clearing_sim.stories.story.build_story``); 404 ``transaction_not_found``.
 - ``GET /sim/v1/overview``: the clock, the digest, whether a journal is on (and its
   checkpoints), and every participant with its wallets and RTGS balances.
 - ``GET /sim/v1/tail?kind=&transactionId=&limit=``: the last ``limit`` (1–1000, default 50)
@@ -39,8 +39,8 @@ from clearing_sim.http.surface import OperatorContext, OperatorRoute, participan
 from clearing_sim.service.context import Reply
 from clearing_sim.sim.eventlog import Record, kind_matches
 from clearing_sim.sim.world import World
-from clearing_sim.story import StoryNotFound, build_story, transaction_row
-from clearing_sim.timeline import related_records
+from clearing_sim.stories.story import StoryNotFound, build_story, transaction_row
+from clearing_sim.stories.timeline import related_records
 
 __all__ = ["ROUTES", "TAIL_LIMIT_DEFAULT"]
 

@@ -1,7 +1,7 @@
 """Operator routes that read the world: deliveries, balances, the event log and its digest.
 
 Public names: ``ROUTES``, ``LOG_LIMIT_MAX``, ``balances_of``, ``delivery_attempts`` and
-``delivery_page`` (from ``clearing_sim.delivery_log``, below this package, so the story
+``delivery_page`` (from ``clearing_sim.stories.delivery_log``, below this package, so the story
 reads attempts without importing the shim), ``whole_number``.
 
 Everything here is read from the event log or the ledgers, never from a process's private
@@ -32,13 +32,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from clearing_sim.delivery_log import delivery_attempts, delivery_page
 from clearing_sim.domain.errors import InvalidRequest
 from clearing_sim.domain.money import Money
 from clearing_sim.http.surface import OperatorContext, OperatorRoute, participant_of
 from clearing_sim.service.context import Reply
 from clearing_sim.sim.participants import Participant
 from clearing_sim.sim.world import World
+from clearing_sim.stories.delivery_log import delivery_attempts, delivery_page
 
 __all__ = ["LOG_LIMIT_MAX", "ROUTES", "balances_of", "delivery_attempts", "delivery_page",
            "whole_number"]

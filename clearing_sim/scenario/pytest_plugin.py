@@ -12,7 +12,7 @@ it, as the CLI does. Each item records its seed, digest and virtual time as user
 (they reach JUnit XML reports). ``--scenario-seed N`` replaces every file's seed;
 ``clearing_sim_scenarios = false`` in the ini file turns collection off.
 
-It also registers the served-world fixtures of ``clearing_sim.pytest_fixtures``
+It also registers the served-world fixtures of ``clearing_sim.testing.fixtures``
 (``clearing_sim``, ``clearing_sim_server``, ``clearing_sim_world``, ``clearing_sim_seed``) and
 their failure report hook, imported here so the one entry point brings them. This module is
 a door, not a part of the scenario package's layer: it may import the fixtures above it
@@ -28,13 +28,6 @@ from typing import Any
 
 import pytest
 
-from clearing_sim.pytest_fixtures import (  # noqa: F401  (registered by being here)
-    clearing_sim,
-    clearing_sim_seed,
-    clearing_sim_server,
-    clearing_sim_world,
-    pytest_runtest_makereport,
-)
 from clearing_sim.scenario.errors import ScenarioError
 from clearing_sim.scenario.loader import SUFFIXES, parse_scenario, read_bounded
 from clearing_sim.scenario.model import Scenario
@@ -42,6 +35,13 @@ from clearing_sim.scenario.reports import failure_lines
 from clearing_sim.scenario.results import ScenarioResult, duration_text
 from clearing_sim.scenario.runner import run_scenario
 from clearing_sim.scenario.source import TEXT_CHARS_MAX
+from clearing_sim.testing.fixtures import (  # noqa: F401  (registered by being here)
+    clearing_sim,
+    clearing_sim_seed,
+    clearing_sim_server,
+    clearing_sim_world,
+    pytest_runtest_makereport,
+)
 
 __all__ = ["ScenarioFile", "ScenarioItem", "pytest_addoption", "pytest_collect_file"]
 

@@ -27,7 +27,7 @@ from clearing_sim.scenario.schema_check import checker
 from clearing_sim.scenario.source import Document, FieldPath
 
 if TYPE_CHECKING:
-    from clearing_sim.jsonschema_import import Draft202012Validator, ValidationError
+    from clearing_sim.scenario.jsonschema_import import Draft202012Validator, ValidationError
 
 __all__ = ["SCHEMA", "explain", "schema_problems"]
 
@@ -81,7 +81,7 @@ def _branch_errors(error: ValidationError) -> list[ValidationError] | None:
 @cache
 def _validator() -> Draft202012Validator:
     """The schema's jsonschema validator, built on first use."""
-    from clearing_sim.jsonschema_import import Draft202012Validator
+    from clearing_sim.scenario.jsonschema_import import Draft202012Validator
 
     return Draft202012Validator(SCHEMA)
 

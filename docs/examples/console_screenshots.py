@@ -7,7 +7,7 @@ walkthrough's redeem and parked redeem through the API, moves the clock with the
 own advance control, and saves ``console.png`` (1280×800, the parked transaction's story),
 ``console-narrow.png`` (420 px wide) and ``report.png`` (the 72-hour-disable scenario's
 page of ``clearing-sim run --html``) into the folder given. Needs Debian's chromium and
-chromium-driver and selenium (``clearing_sim.browser``). The test suite never runs this: it
+chromium-driver and selenium (``clearing_sim.testing.browser``). The test suite never runs this: it
 writes tracked files.
 """
 
@@ -24,8 +24,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from clearing_sim.browser import browser_missing, chromium
 from clearing_sim.testing import ServedWorld, served_world
+from clearing_sim.testing.browser import browser_missing, chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,7 +1,7 @@
 """A real browser against a real ``clearing-sim serve`` (issue 28 §4).
 
 Debian's Chromium (``/usr/bin/chromium``) driven through Debian's ``chromium-driver``
-(``/usr/bin/chromedriver``) by Selenium (``clearing_sim.browser``): nothing downloads a
+(``/usr/bin/chromedriver``) by Selenium (``clearing_sim.testing.browser``): nothing downloads a
 browser build. ``.ci/run`` installs both.
 Without them the tests skip, saying what is missing, except in CI (``CI`` set) or with
 ``CLEARING_SIM_REQUIRE_BROWSER=1``, where a missing browser fails the run.
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from clearing_sim.browser import browser_missing, chromium
 from clearing_sim.testing import ServedWorld, served_world
+from clearing_sim.testing.browser import browser_missing, chromium
 
 TOKEN = "devtoken1"
 SEED = 7

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from clearing_sim import delivery_index as delivery_index_module
-from clearing_sim.delivery_log import _attempt_wire
 from clearing_sim.http import history as history_module
 from clearing_sim.sim import eventlog
 from clearing_sim.sim.book import TransactionBook
 from clearing_sim.sim.world import World
-from clearing_sim.story import transaction_row
+from clearing_sim.stories import delivery_index as delivery_index_module
+from clearing_sim.stories.delivery_log import _attempt_wire
+from clearing_sim.stories.story import transaction_row
 from tests.http.conftest import OP, Client, add, issuer_body, make_client, member_body, redeem_body
 
 EVENTS = ["transaction.received", "transaction.in_flight", "transaction.settled",

@@ -12,7 +12,7 @@ import pytest
 
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.replay import open_journal
-from clearing_sim.story import build_story
+from clearing_sim.stories.story import build_story
 from tests.http.conftest import TOKEN, Client, Party, add, issuer_body, member_body, redeem_body
 from tests.service.test_hostile_input import state_digest
 

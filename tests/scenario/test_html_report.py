@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from clearing_sim.cli import main
-from clearing_sim.html_report import embedded_data
-from clearing_sim.http.console_files import asset_text
 from clearing_sim.scenario.loader import load_scenario
 from clearing_sim.scenario.runner import play
-from clearing_sim.timeline import describe
+from clearing_sim.stories.assets import asset_text
+from clearing_sim.stories.html_report import embedded_data
+from clearing_sim.stories.timeline import describe
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"

@@ -38,7 +38,7 @@ from starlette.routing import Route
 
 from clearing_sim.domain.jsontext import parse_untrusted
 from clearing_sim.gateway.reference.state import ReferenceIssuer, StateProblem
-from clearing_sim.request_limits import read_body
+from clearing_sim.untrusted.bodies import read_body
 
 __all__ = ["Auth", "create_app"]
 

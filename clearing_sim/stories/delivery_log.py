@@ -11,16 +11,16 @@ the answer's status (``response``: null when the request was lost or timed out) 
 (``http.views``, which re-exports it) and what a transaction's story shows (``story``):
 a pure read of the log, below both. ``delivery_page`` reads one page of it at the cost of
 the page, through the world's index of attempts in send order
-(``clearing_sim.delivery_index``, kept as the log appends them).
+(``clearing_sim.stories.delivery_index``, kept as the log appends them).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from clearing_sim.delivery_index import delivery_index
 from clearing_sim.sim.eventlog import Record
 from clearing_sim.sim.world import World
+from clearing_sim.stories.delivery_index import delivery_index
 
 __all__ = ["delivery_attempts", "delivery_page"]
 

@@ -10,7 +10,7 @@ stops the server when the block ends, however it ends (an exception, a failed as
 Ctrl-C): SIGINT, then SIGKILL after a grace period. The server's output goes to files, so it
 never blocks on a full pipe and can be shown when a test fails.
 
-The pytest fixtures (``clearing_sim.pytest_fixtures``, registered by clearing-sim's pytest
+The pytest fixtures (``clearing_sim.testing.fixtures``, registered by clearing-sim's pytest
 plugin, so installing clearing-sim is enough) follow MockServer's pattern:
 ``clearing_sim_server`` is one server per test session; ``clearing_sim`` is that server
 reset for each test (``POST /sim/v1/reset``: a fresh world from the world file, about 45 ms,

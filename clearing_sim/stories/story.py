@@ -4,7 +4,7 @@ Public names: ``StoryNotFound``, ``build_story``, ``transaction_row``.
 
 What the console (``/sim/console``), ``GET /sim/v1/transactions/{id}/story`` and the HTML
 reports (``clearing-sim run --html``, ``timeline --html``) show. It is a pure read of a
-world: the records are the ones ``clearing_sim.timeline`` picks and describes (one
+world: the records are the ones ``clearing_sim.stories.timeline`` picks and describes (one
 selection, one wording, shared with the text ``timeline``); the webhook attempts come
 through ``delivery_log.delivery_attempts``, the accessor of ``GET /sim/v1/deliveries``. It
 draws no id, appends no record and changes nothing.
@@ -30,13 +30,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from clearing_sim.delivery_log import delivery_attempts
 from clearing_sim.domain.delivery import RETRY_OFFSETS_MS
 from clearing_sim.domain.transaction import Transaction
 from clearing_sim.service.wire import transaction_full
 from clearing_sim.sim.eventlog import Record
 from clearing_sim.sim.world import World
-from clearing_sim.timeline import describe, offset_text, related_records
+from clearing_sim.stories.delivery_log import delivery_attempts
+from clearing_sim.stories.timeline import describe, offset_text, related_records
 
 __all__ = ["StoryNotFound", "build_story", "transaction_row"]
 

@@ -9,7 +9,7 @@ page for one transaction (issue 28 §3). A page holds everything it needs and fe
 nothing: the console's stylesheet and its renderer (``story.js``, the same file the console
 serves) with its report host (``report.js``) inlined, and the data as JSON in a
 ``<script type="application/json" id="report-data">``: the scenario's verdicts and the
-stories of its transactions (``clearing_sim.story.build_story``).
+stories of its transactions (``clearing_sim.stories.story.build_story``).
 
 Each verdict is marked on every story's time axis at the instant it was judged: the virtual
 time its step ended (``Stage.step_end_ms``; an ``nth: last`` timing, judged at the end of the
@@ -26,10 +26,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from clearing_sim.domain.jsontext import parse_untrusted
-from clearing_sim.http.console_files import asset_text
 from clearing_sim.scenario.results import CheckResult, ScenarioResult
 from clearing_sim.scenario.stage import Stage
-from clearing_sim.story import build_story
+from clearing_sim.stories.assets import asset_text
+from clearing_sim.stories.story import build_story
 
 __all__ = ["embedded_data", "index_page", "page_name", "scenario_page", "story_data"]
 
