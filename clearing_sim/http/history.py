@@ -41,7 +41,7 @@ from clearing_sim.sim.eventlog import JsonValue, Record
 
 __all__ = ["ARCHIVE_BATCH", "History", "SqliteArchive", "SqliteLog"]
 
-ARCHIVE_BATCH = 1024
+ARCHIVE_BATCH = 128  # small for the same reason as FLUSH_RECORDS: written inside a slice
 _READ_BATCH = 1000  # rows fetched at a time by an iteration (no cursor held across writes)
 _encode = ordered_encoder()
 _decode = msgspec.json.Decoder()
