@@ -38,9 +38,9 @@ outside (``World``).
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Generator
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import simpy
 from attrs import frozen
@@ -59,14 +59,11 @@ from clearing_sim.sim.gateway import Gateway
 from clearing_sim.sim.issuer import COMPENSATION_REASON, Snapshot
 from clearing_sim.sim.ledger import ChainLedger, LedgerRefused
 from clearing_sim.sim.rtgs import RtgsRefused
-from clearing_sim.sim.seams import Engine
+from clearing_sim.sim.saga_world import SagaTimings, SagaWorld
 from clearing_sim.sim.timers import first_of
 
 if TYPE_CHECKING:
-    from clearing_sim.sim.book import TransactionBook
-    from clearing_sim.sim.gauges import RunningProcesses
-    from clearing_sim.sim.inbox import IssuerInbox
-    from clearing_sim.sim.rtgs import RtgsAdapter
+    pass
 
 __all__ = ["LegOutcome", "Phase", "Saga", "SagaTimings", "SagaWorld"]
 
@@ -122,55 +119,6 @@ def plan(legs: tuple[LegTerms, ...]) -> list[tuple[Phase, LegTerms]]:
             + [(_EXECUTE if t.mode is _MODE_2 else _SINGLE, t) for t in legs
                if t.mode.has_instructions]
             + [(_CO_SIGN, t) for t in legs if t.mode is _MODE_1])
-
-
-class SagaTimings(Protocol):
-    """The run's settings a saga reads (``WorldConfig``)."""
-
-    @property
-    def intake_ms(self) -> int: ...
-
-    @property
-    def poll_interval_ms(self) -> int: ...
-
-
-class SagaWorld(Engine, Protocol):
-    """What a saga reads and moves of its run (``sim.seams``): the orchestrator needs many
-    parts, so its seam names exactly those: the book it updates, the issuers' gateways and
-    the inbox their prompts arrive at, the RTGS adapter, the count of running sagas, the
-    legs' profiles and wallets, and how a terminal transaction is forgotten."""
-
-    @property
-    def config(self) -> SagaTimings: ...
-
-    @property
-    def transactions(self) -> TransactionBook: ...
-
-    @property
-    def issuers(self) -> Mapping[str, Gateway]: ...
-
-    @property
-    def issuer_inbox(self) -> IssuerInbox: ...
-
-    @property
-    def rtgs(self) -> RtgsAdapter: ...
-
-    @property
-    def running_sagas(self) -> RunningProcesses: ...
-
-    @property
-    def forget_terminal(self) -> bool: ...
-
-    @property
-    def keeps_parked(self) -> bool: ...
-
-    def profile_of(self, terms: LegTerms) -> IssuerProfile: ...
-
-    def source_wallet(self, tx: Transaction) -> tuple[ChainLedger, str]: ...
-
-    def target_wallet(self, tx: Transaction) -> tuple[ChainLedger, str]: ...
-
-    def forget(self, transaction_id: str) -> None: ...
 
 
 class Saga:

@@ -10,7 +10,7 @@ the event log, the named random streams and the id factory.
 
 A component whose needs go beyond these names them in a protocol of its own, beside it
 (``custody.CustodyWorld``, ``inbox.InboxWorld``, ``issuer.IssuerWorld``,
-``saga.SagaWorld``, ``webhook_channel.ChannelWorld``), listing exactly the registries and
+``saga_world.SagaWorld``, ``webhook_channel.ChannelWorld``), listing exactly the registries and
 lookups it reads; so this module stays at the bottom of the package, importing only the
 kernel-level pieces (``simpy``, ``eventlog``, ``streams``). ``World`` (``sim/world.py``)
 is the one place that wires them: it satisfies every one of these protocols and hands

@@ -13,7 +13,7 @@ world through the commands here (``initiate``, ``cancel``, ``arm``, ``resolve``,
 The world is the one place that wires the engine's components. Each component depends
 only on the narrow protocol of what it uses (``sim.seams``: ``Clock``, ``Engine``; and the
 component's own: ``custody.CustodyWorld``, ``inbox.InboxWorld``, ``issuer.IssuerWorld``,
-``saga.SagaWorld``, ``webhook_channel.ChannelWorld``; the ledgers, the RTGS adapter, the
+``saga_world.SagaWorld``, ``webhook_channel.ChannelWorld``; the ledgers, the RTGS adapter, the
 subscriptions and the receivers need only an ``Engine``), never on ``World``: the world
 satisfies each and hands itself to what it builds, so none of them imports this module.
 """
