@@ -16,16 +16,17 @@ from __future__ import annotations
 import importlib
 import json
 import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import click
 
 from clearing_sim.commands.extras import MissingExtra, require
+from clearing_sim.commands.forks import default_jobs
 from clearing_sim.commands.terminal import colour_wanted as _colour
+from clearing_sim.scenario.batch import Batch
 from clearing_sim.scenario.errors import ScenarioError
-from clearing_sim.scenario.loader import collect, load_scenario, validate_paths
+from clearing_sim.scenario.loader import load_scenario, validate_paths
 from clearing_sim.scenario.model import Scenario
 from clearing_sim.scenario.reports import (
     Outcome,
@@ -201,18 +202,27 @@ def validate(paths: tuple[str, ...]) -> None:
 
 
 # run -----------------------------------------------------------------------------------------
-def _load_all(paths: Sequence[str]) -> tuple[list[Scenario], list[ScenarioError]]:
-    scenarios: list[Scenario] = []
-    errors: list[ScenarioError] = []
-    for found in collect(paths):
-        if isinstance(found, ScenarioError):
-            errors.append(found)
-            continue
+class _Jobs(click.ParamType):  # type: ignore[type-arg]
+    """A count of processes: a whole number from 1, or ``auto``."""
+
+    name = "jobs"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
+        if isinstance(value, int) and value >= 1:
+            return value
+        if str(value).strip().lower() == "auto":
+            return default_jobs()
         try:
-            scenarios.append(load_scenario(found))
-        except ScenarioError as error:
-            errors.append(error)
-    return scenarios, errors
+            count = int(str(value))
+        except ValueError:
+            count = 0
+        if count < 1:
+            self.fail(f"{value!r} is neither a whole number from 1 nor 'auto'", param, ctx)
+        return count
+
+
+_JOBS = _Jobs()
 
 
 def _log_target(base: Path, scenario: Scenario, several: bool) -> Path:
@@ -250,9 +260,12 @@ def _echo_outcome(outcome: Outcome, colour: bool) -> None:
 @click.option("--html", "html_dir", type=click.Path(file_okay=False, writable=True),
               metavar="OUTDIR", help="Write a self-contained HTML page per scenario (its "
               "verdicts on its transactions' time axes) and OUTDIR/index.html.")
+@click.option("-j", "--jobs", type=_JOBS, default="auto", show_default=True, metavar="N|auto",
+              help="Load and play the files in N processes (auto: one per processor this "
+              "process may use). Output, digests and files written are the same for any N.")
 def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
         junit_file: str | None, log_file: str | None, as_json: bool,
-        html_dir: str | None) -> None:
+        html_dir: str | None, jobs: int) -> None:
     """Run scenario files and check their expectations, on virtual time.
 
     PATH is a scenario file or a folder (every *.yaml and *.yml inside, sorted). Prints one
@@ -275,35 +288,28 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
       clearing-sim run scenarios/ -k webhook --junit reports/junit.xml --log run.jsonl
       clearing-sim run scenarios/ --html reports/html
     """
-    scenarios, errors = _load_all(paths)
-    colour = _colour() and not as_json
-    if errors:
-        if junit_file is not None:
-            Path(junit_file).write_bytes(junit_xml([], errors))
-        if as_json:
-            click.echo(json.dumps(errors_json(errors), indent=2))
-            raise SystemExit(2)
-        for error in errors:
-            for line in error.lines():
-                click.echo(_styled(line, colour, fg="red"), err=True)
-        click.echo(f"{len(errors)} file(s) with problems; nothing was run", err=True)
-        raise SystemExit(2)
-    if keyword is not None:
-        scenarios = [s for s in scenarios
-                     if keyword in s.name or keyword in s.path or keyword in s.tags]
-    outcomes = []
-    pages: list[tuple[Any, str]] = []
-    for scenario in scenarios:
+    def play_one(scenario: Scenario, count: int) -> tuple[Outcome, str | None]:
         started = time.perf_counter()
         result, stage = play(scenario, seed, clock=time.perf_counter)
         outcome = Outcome(result, time.perf_counter() - started, stage.step_wall_s)
-        outcomes.append(outcome)
         if log_file is not None:
-            _write_log(stage, _log_target(Path(log_file), scenario, len(scenarios) > 1))
-        if html_dir is not None:
-            pages.append((result, _write_page(Path(html_dir), result, stage)))
-        if not as_json:
-            _echo_outcome(outcome, colour)
+            _write_log(stage, _log_target(Path(log_file), scenario, count > 1))
+        page = _write_page(Path(html_dir), result, stage) if html_dir is not None else None
+        return outcome, page
+
+    colour = _colour() and not as_json
+    with Batch(paths, play_one, keyword=keyword, jobs=jobs) as batch:
+        errors = batch.load()
+        if errors:
+            _refuse(errors, junit_file, as_json, colour)
+        outcomes = []
+        pages: list[tuple[Any, str]] = []
+        for outcome, page in batch.results():
+            outcomes.append(outcome)
+            if page is not None:
+                pages.append((outcome.result, page))
+            if not as_json:
+                _echo_outcome(outcome, colour)
     if html_dir is not None:
         from clearing_sim.stories.html_report import index_page
         (Path(html_dir) / "index.html").write_text(index_page(pages), encoding="utf-8")
@@ -319,6 +325,21 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
                    f" wall {wall:.2f} s; digest {combined_digest(results)}")
         click.echo(_styled(summary, colour, fg="red" if failed else "green"))
     raise SystemExit(1 if failed else 0)
+
+
+def _refuse(errors: list[ScenarioError], junit_file: str | None, as_json: bool,
+            colour: bool) -> NoReturn:
+    """Files with problems: each problem said (or the JSON of them), exit 2, nothing run."""
+    if junit_file is not None:
+        Path(junit_file).write_bytes(junit_xml([], errors))
+    if as_json:
+        click.echo(json.dumps(errors_json(errors), indent=2))
+        raise SystemExit(2)
+    for error in errors:
+        for line in error.lines():
+            click.echo(_styled(line, colour, fg="red"), err=True)
+    click.echo(f"{len(errors)} file(s) with problems; nothing was run", err=True)
+    raise SystemExit(2)
 
 
 def _write_page(folder: Path, result: Any, stage: Stage,

@@ -66,6 +66,10 @@ class ScenarioError(Exception):
         """The lines to print for this error, one per problem."""
         return [str(self)]
 
+    def __reduce__(self) -> tuple[type[ScenarioError], tuple[object, ...]]:
+        """As it was built: an error crosses to another process (``run --jobs``) whole."""
+        return type(self), (self.path, self.message)
+
 
 class ScenarioNotFound(ScenarioError):
     """No such file or folder, or a folder holding no ``*.yaml`` / ``*.yml`` file."""
@@ -87,3 +91,6 @@ class ScenarioInvalid(ScenarioError):
 
     def lines(self) -> list[str]:
         return [p.render() for p in self.problems]
+
+    def __reduce__(self) -> tuple[type[ScenarioError], tuple[object, ...]]:
+        return type(self), (self.path, self.problems)
