@@ -29,13 +29,14 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
-from importlib import resources
-from typing import Any
-from zoneinfo import ZoneInfo
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
 from clearing_sim.domain.errors import InvalidRequest, Problem
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
 
 __all__ = ["FIELDS", "HOLIDAYS_MAX", "WEEKDAYS", "OperatingCalendar", "Operation",
            "calendar_wire", "parse_calendar"]
@@ -63,6 +64,8 @@ def _load_zone(key: str) -> ZoneInfo | None:
     (a ``ZoneInfo.from_file`` does not pickle), which a sweep's workers need."""
     if not _ZONE.fullmatch(key):
         return None
+    from importlib import resources  # a world with a calendar pays for these, no other start
+    from zoneinfo import ZoneInfo
     try:
         with resources.files("tzdata.zoneinfo").joinpath(*key.split("/")).open("rb") as f:
             return ZoneInfo.from_file(f, key=key)
