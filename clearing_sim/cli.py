@@ -2,6 +2,10 @@
 
 Public names: ``main``.
 
+``run``, ``validate`` and ``timeline`` import the scenario engine when they are invoked, after
+``commands.collector`` has set the garbage collector for many short-lived worlds; ``--help``
+imports only click.
+
 Commands that pull in heavy packages (the HTTP shim, the analysts' sweeps) live beside their
 door and are imported only when invoked: ``LAZY_COMMANDS`` maps a command name to
 ``module:attribute`` of a ``click.Command``. A command whose extra is not installed is still
@@ -17,28 +21,19 @@ import importlib
 import json
 import time
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import click
 
+from clearing_sim.commands.collector import for_many_short_worlds
 from clearing_sim.commands.extras import MissingExtra, require
-from clearing_sim.commands.forks import default_jobs
 from clearing_sim.commands.terminal import colour_wanted as _colour
-from clearing_sim.scenario.batch import Batch
-from clearing_sim.scenario.errors import ScenarioError
-from clearing_sim.scenario.loader import load_scenario, validate_paths
-from clearing_sim.scenario.model import Scenario
-from clearing_sim.scenario.reports import (
-    Outcome,
-    combined_digest,
-    errors_json,
-    failure_lines,
-    junit_xml,
-    to_json,
-)
-from clearing_sim.scenario.results import duration_text
-from clearing_sim.scenario.runner import play
-from clearing_sim.scenario.stage import Stage
+
+if TYPE_CHECKING:
+    from clearing_sim.scenario.errors import ScenarioError
+    from clearing_sim.scenario.model import Scenario
+    from clearing_sim.scenario.reports import Outcome
+    from clearing_sim.scenario.stage import Stage
 
 __all__ = ["main"]
 
@@ -192,6 +187,10 @@ def validate(paths: tuple[str, ...]) -> None:
       clearing-sim validate scenarios/
       clearing-sim validate scenarios/silence-parks-exactly-at-sla.yaml
     """
+    settled = click.get_current_context().with_resource(for_many_short_worlds())
+    from clearing_sim.scenario.loader import validate_paths
+    settled()
+
     checks = validate_paths(paths)
     colour = _colour()
     for check in checks:
@@ -212,6 +211,8 @@ class _Jobs(click.ParamType):  # type: ignore[type-arg]
         if isinstance(value, int) and value >= 1:
             return value
         if str(value).strip().lower() == "auto":
+            from clearing_sim.commands.forks import default_jobs
+
             return default_jobs()
         try:
             count = int(str(value))
@@ -235,6 +236,9 @@ def _styled(text: str, colour: bool, **style: str) -> str:
 
 
 def _echo_outcome(outcome: Outcome, colour: bool) -> None:
+    from clearing_sim.scenario.reports import failure_lines
+    from clearing_sim.scenario.results import duration_text
+
     r = outcome.result
     mark = _styled("PASS", colour, fg="green") if r.passed else \
         _styled("FAIL", colour, fg="red", bold="true")
@@ -288,6 +292,12 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
       clearing-sim run scenarios/ -k webhook --junit reports/junit.xml --log run.jsonl
       clearing-sim run scenarios/ --html reports/html
     """
+    settled = click.get_current_context().with_resource(for_many_short_worlds())
+    from clearing_sim.scenario.batch import Batch
+    from clearing_sim.scenario.reports import Outcome, combined_digest, junit_xml, to_json
+    from clearing_sim.scenario.runner import play
+    settled()  # the imports' objects too
+
     def play_one(scenario: Scenario, count: int) -> tuple[Outcome, str | None]:
         started = time.perf_counter()
         result, stage = play(scenario, seed, clock=time.perf_counter)
@@ -330,6 +340,8 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
 def _refuse(errors: list[ScenarioError], junit_file: str | None, as_json: bool,
             colour: bool) -> NoReturn:
     """Files with problems: each problem said (or the JSON of them), exit 2, nothing run."""
+    from clearing_sim.scenario.reports import errors_json, junit_xml
+
     if junit_file is not None:
         Path(junit_file).write_bytes(junit_xml([], errors))
     if as_json:
@@ -400,6 +412,12 @@ def timeline(path: str, name: str, seed: int | None, polls: bool,
       clearing-sim timeline scenarios/webhook-retry-schedule.yaml --transaction tx
       clearing-sim timeline scenarios/webhook-retry-schedule.yaml --transaction tx --html tx.html
     """
+    settled = click.get_current_context().with_resource(for_many_short_worlds())
+    from clearing_sim.scenario.errors import ScenarioError
+    from clearing_sim.scenario.loader import load_scenario
+    from clearing_sim.scenario.runner import play
+    settled()
+
     try:
         scenario = load_scenario(path)
     except ScenarioError as error:

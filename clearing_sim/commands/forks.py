@@ -23,7 +23,6 @@ thread that forks, with whatever locks the others held).
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import pickle
 import selectors
@@ -113,15 +112,12 @@ class Forks(Generic[Share]):
 
     def __init__(self, shares: Sequence[Share], work: Callable[[Share, Link], None]) -> None:
         self._children: list[_Child] = []
-        gc.freeze()  # what exists now is shared, unscanned, by every child: no copy on write
         try:
             for share in shares:
                 self._children.append(self._fork(share, work))
         except BaseException:
             self.close()
             raise
-        finally:
-            gc.unfreeze()
 
     @staticmethod
     def _fork(share: Share, work: Callable[[Share, Link], None]) -> _Child:
