@@ -36,13 +36,13 @@ T = TypeVar("T")
 
 def shares(sizes: Sequence[int], jobs: int) -> list[list[int]]:
     """Indexes of ``sizes`` split into at most ``jobs`` shares of nearly equal total: largest
-    first, each to the share with the least so far (ties: the lowest share); each share in
-    index order, none empty."""
+    first, each to the share with the least so far (ties: the fewest files, then the lowest
+    share); each share in index order, none empty."""
     count = max(1, min(jobs, len(sizes)))
     split: list[list[int]] = [[] for _ in range(count)]
     totals = [0] * count
     for index in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
-        lightest = min(range(count), key=lambda k: (totals[k], k))
+        lightest = min(range(count), key=lambda k: (totals[k], len(split[k]), k))
         split[lightest].append(index)
         totals[lightest] += sizes[index]
     return [sorted(share) for share in split if share]
