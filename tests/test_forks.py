@@ -114,3 +114,24 @@ def test_forking_is_not_offered_while_another_thread_runs() -> None:
         stop.set()
         thread.join()
     assert can_fork() == alone
+
+
+def _prints(share: list[int], link: Link) -> None:
+    print(f"child {share[0]}")
+    link.send("printed")
+
+
+def test_what_the_parent_printed_before_the_fork_is_printed_once() -> None:
+    """A child inherits the parent's unflushed buffers and flushes its own on leaving."""
+    import subprocess
+    script = (
+        "from clearing_sim.commands.forks import Forks\n"
+        "from tests.test_forks import _prints\n"
+        "print('parent before', end='\\n')\n"
+        "with Forks([[1], [2]], _prints) as forks:\n"
+        "    list(forks.messages())\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a pipe: buffered
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, cwd=os.path.dirname(os.path.dirname(__file__)), env=env)
+    lines = done.stdout.splitlines()
+    assert lines.count("parent before") == 1 and sorted(lines[1:]) == ["child 1", "child 2"]

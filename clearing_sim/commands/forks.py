@@ -112,6 +112,9 @@ class Forks(Generic[Share]):
 
     def __init__(self, shares: Sequence[Share], work: Callable[[Share, Link], None]) -> None:
         self._children: list[_Child] = []
+        for stream in (sys.stdout, sys.stderr):  # else a child's flush prints it again
+            with contextlib.suppress(Exception):
+                stream.flush()
         try:
             for share in shares:
                 self._children.append(self._fork(share, work))
