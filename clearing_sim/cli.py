@@ -2,9 +2,9 @@
 
 Public names: ``main``.
 
-``run``, ``validate`` and ``timeline`` import the scenario engine when they are invoked, after
-``commands.collector`` has set the garbage collector for many short-lived worlds; ``--help``
-imports only click.
+``run``, ``validate`` and ``timeline`` import the scenario engine when they are invoked, with
+the garbage collector off until it is imported and its objects frozen after
+(``commands.collector``); ``--help`` imports only click.
 
 Commands that pull in heavy packages (the HTTP shim, the analysts' sweeps) live beside their
 door and are imported only when invoked: ``LAZY_COMMANDS`` maps a command name to
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import click
 
-from clearing_sim.commands.collector import for_many_short_worlds
+from clearing_sim.commands.collector import imports_frozen
 from clearing_sim.commands.extras import MissingExtra, require
 from clearing_sim.commands.terminal import colour_wanted as _colour
 
@@ -187,9 +187,9 @@ def validate(paths: tuple[str, ...]) -> None:
       clearing-sim validate scenarios/
       clearing-sim validate scenarios/silence-parks-exactly-at-sla.yaml
     """
-    settled = click.get_current_context().with_resource(for_many_short_worlds())
+    imported = click.get_current_context().with_resource(imports_frozen())
     from clearing_sim.scenario.loader import validate_paths
-    settled()
+    imported()
 
     checks = validate_paths(paths)
     colour = _colour()
@@ -292,11 +292,11 @@ def run(paths: tuple[str, ...], seed: int | None, keyword: str | None,
       clearing-sim run scenarios/ -k webhook --junit reports/junit.xml --log run.jsonl
       clearing-sim run scenarios/ --html reports/html
     """
-    settled = click.get_current_context().with_resource(for_many_short_worlds())
+    imported = click.get_current_context().with_resource(imports_frozen())
     from clearing_sim.scenario.batch import Batch
     from clearing_sim.scenario.reports import Outcome, combined_digest, junit_xml, to_json
     from clearing_sim.scenario.runner import play
-    settled()  # the imports' objects too
+    imported()
 
     def play_one(scenario: Scenario, count: int) -> tuple[Outcome, str | None]:
         started = time.perf_counter()
@@ -412,11 +412,11 @@ def timeline(path: str, name: str, seed: int | None, polls: bool,
       clearing-sim timeline scenarios/webhook-retry-schedule.yaml --transaction tx
       clearing-sim timeline scenarios/webhook-retry-schedule.yaml --transaction tx --html tx.html
     """
-    settled = click.get_current_context().with_resource(for_many_short_worlds())
+    imported = click.get_current_context().with_resource(imports_frozen())
     from clearing_sim.scenario.errors import ScenarioError
     from clearing_sim.scenario.loader import load_scenario
     from clearing_sim.scenario.runner import play
-    settled()
+    imported()
 
     try:
         scenario = load_scenario(path)

@@ -1,6 +1,6 @@
-"""``commands.collector`` (issue 30 §3): the collector set for many short-lived worlds while a
-command runs, and given back as it was when the command ends, so a suite that invokes the
-command in-process keeps its own collector."""
+"""``commands.collector`` (issue 30 §3): no collections while a command imports the engine,
+then what the imports made is frozen out of later ones; all given back when the command ends,
+so a suite that invokes the command in-process keeps its own collector."""
 
 from __future__ import annotations
 
@@ -9,20 +9,17 @@ import gc
 from click.testing import CliRunner
 
 from clearing_sim.cli import main
-from clearing_sim.commands.collector import YOUNG_THRESHOLD, for_many_short_worlds
+from clearing_sim.commands.collector import imports_frozen
 
 
-def test_inside_the_young_threshold_is_raised_and_what_exists_is_frozen() -> None:
-    before = gc.get_threshold()
-    assert gc.get_freeze_count() == 0
-    with for_many_short_worlds() as settled:
-        assert gc.get_threshold() == (YOUNG_THRESHOLD, *before[1:])
-        frozen = gc.get_freeze_count()
-        assert frozen > 0
-        made = [[] for _ in range(1000)]  # noqa: F841 - objects made after the first freeze
-        settled()
-        assert gc.get_freeze_count() >= frozen + 1000
-    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+def test_off_while_importing_then_on_with_the_imports_frozen() -> None:
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    with imports_frozen() as imported:
+        assert not gc.isenabled()
+        made = [[] for _ in range(1000)]  # what an import makes
+        imported()
+        assert gc.isenabled() and gc.get_freeze_count() >= len(made)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
 def test_a_command_run_in_process_gives_the_collector_back_as_it_was() -> None:
@@ -34,4 +31,5 @@ def test_a_command_run_in_process_gives_the_collector_back_as_it_was() -> None:
                  ["timeline", "scenarios/webhook-retry-schedule.yaml", "--transaction", "tx"]):
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, result.output
-        assert gc.get_threshold() == before and gc.get_freeze_count() == 0, args
+        assert gc.isenabled() and gc.get_threshold() == before, args
+        assert gc.get_freeze_count() == 0, args
