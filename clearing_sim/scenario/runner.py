@@ -10,7 +10,8 @@ condition holds, failing at the deadline (``clearing_sim.scenario.waiting``); ``
 resolve`` is the operator's fix (``World.resolve``), ``issuer_behaviour`` replaces fields of
 an issuer's behaviour and ``add_participant`` is ``POST /sim/v1/participants``
 (``service.admission``: the same reading, the same change to the world, the same credentials
-issued). Then the step's saves are taken and its expectations checked, each one result.
+issued). Then the step's saves are taken and its expectations checked, each one result, from
+its response decoded once (``checks.Answer``).
 
 A failed expectation does not stop the run (every failure is worth seeing); a step that could
 not be carried out does: its result is flagged ``stopped`` and no later step runs. ``fault``
@@ -32,7 +33,7 @@ from attrs import evolve
 
 from clearing_sim.domain.errors import DomainError
 from clearing_sim.scenario.channel import apply_fault
-from clearing_sim.scenario.checks import check
+from clearing_sim.scenario.checks import Answer, check
 from clearing_sim.scenario.expectations import Matcher, ResponseStatus, Site, Timing
 from clearing_sim.scenario.fieldpath import MISSING, lookup, parse_field_path
 from clearing_sim.scenario.model import (
@@ -167,8 +168,8 @@ def _act(stage: Stage, step: Step) -> Response | None:
 
 
 # one step --------------------------------------------------------------------------------
-def _save(stage: Stage, step: Step, response: Response) -> None:
-    body = response.json() if response.body else None
+def _save(stage: Stage, step: Step, answer: Answer) -> None:
+    response, body = answer.response, answer.body
     for save in step.saves:
         if save.header is not None:
             value: Any = response.header(save.header)
@@ -210,9 +211,10 @@ def _run_step(stage: Stage, step: Step, results: list[CheckResult],
                                                 for e in expectations):
         expectations.insert(0, ResponseStatus(_action_site(step), _ARMED))
     failure: StepFailed | None = None
-    if response is not None:
+    answer = None if response is None else Answer.of(response)
+    if answer is not None:
         try:
-            _save(stage, step, response)
+            _save(stage, step, answer)
         except StepFailed as error:
             failure = error
     for expectation in expectations:
@@ -225,7 +227,7 @@ def _run_step(stage: Stage, step: Step, results: list[CheckResult],
             deferred.append((len(results), step, evolve(
                 expectation, of=stage.resolved(expectation.of), after=after)))
             continue
-        results.append(_result(step, expectation.site, check(stage, expectation, response)))
+        results.append(_result(step, expectation.site, check(stage, expectation, answer)))
     if failure is not None:
         raise failure
 
