@@ -8,6 +8,8 @@ went to those scans (issue 30, section 3). ``LogIndex`` keeps the records by kin
 kind and ``transactionId``, as a log listener adds them, and answers ``select`` from the
 smaller list: the same records in the same (log) order as ``EventLog.select``. A family
 (``"ledger."``) or every kind (``None``) is not indexed: those go to the log itself.
+``counter`` tells a wait when a select's answer may have changed: the length of the list it
+reads (a wait judges a fact again only then).
 
 The index is built on first use (from the records so far, then from a listener), so a world
 whose selects never come through it (a served world that keeps its history on disk) holds
@@ -17,6 +19,7 @@ no second copy of its log.
 from __future__ import annotations
 
 from bisect import insort
+from collections.abc import Callable
 from operator import attrgetter
 
 from clearing_sim.sim.eventlog import EventLog, JsonValue, Record
@@ -53,6 +56,21 @@ class LogIndex:
                 self._add(record)
             self._log.listen(self._add)
         return self._by_kind
+
+    def counter(self, kind: str | None,
+                transaction_id: JsonValue = None) -> Callable[[], int]:
+        """A count that grows with each record ``select(kind, transactionId=transaction_id,
+        ...)`` may pick (so its answer is the same while the count is): the records held of
+        ``kind``, and of the transaction when ``transaction_id`` is a string; the log's
+        length for a family or every kind, which the index does not hold."""
+        if kind is None or kind.endswith("."):
+            log = self._log
+            return lambda: len(log)
+        by_kind = self._built()
+        if isinstance(transaction_id, str):
+            by_transaction, key = self._by_transaction, (kind, transaction_id)
+            return lambda: len(by_transaction.get(key, ()))
+        return lambda: len(by_kind.get(kind, ()))
 
     def select(self, kind: str | None, /, **match: JsonValue) -> list[Record]:
         """What ``EventLog.select(kind, **match)`` answers, in the same order."""

@@ -19,6 +19,7 @@ disk, which keeps no second copy in memory).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from attrs import evolve
@@ -269,15 +270,27 @@ class Stage:
             return self.step_ms.get(fact.step)
         if fact.attempt is not None:
             return self._attempt_ms(fact)
-        match: dict[str, Any] = {str(k): v for k, v in fact.where}
-        if fact.transaction is not None:
-            match["transactionId"] = fact.transaction
-        if fact.event is not None:
-            match["event"] = fact.event
-        kind = "transaction.state" if fact.event is not None else fact.record
+        kind, match = _query(fact)
         found = self.select(kind, **match)
         picked = _nth(found, fact.nth)
         return None if picked is None else picked.at_ms
+
+    def fact_counter(self, fact: Fact) -> Callable[[], int]:
+        """For a resolved ``fact``: a count that changes whenever a record ``fact_ms(fact)``
+        reads may have been logged, so a wait judges the fact again only then (the index's
+        records of its kind, and of its transaction when it names one; the log's length
+        without an index). A ``step`` fact reads no record."""
+        if fact.step is not None:
+            return lambda: 0
+        kind: str | None = "webhook.attempt"
+        transaction_id = None
+        if fact.attempt is None:
+            kind, match = _query(fact)
+            transaction_id = match.get("transactionId")
+        if self._index is None:
+            log = self.world.log
+            return lambda: len(log)
+        return self._index.counter(kind, transaction_id)
 
     def _attempt_ms(self, fact: Fact) -> int | None:
         """When attempt n of a delivery to the subscription was sent (known once answered).
@@ -294,6 +307,16 @@ class Stage:
         sent = sorted(int(str(r["sentAtMs"])) for r in found)
         picked = _nth(sent, fact.nth)
         return None if picked is None else int(picked)
+
+
+def _query(fact: Fact) -> tuple[str | None, dict[str, Any]]:
+    """The kind and fields an ``event`` or ``record`` fact selects from the log."""
+    match: dict[str, Any] = {str(k): v for k, v in fact.where}
+    if fact.transaction is not None:
+        match["transactionId"] = fact.transaction
+    if fact.event is not None:
+        match["event"] = fact.event
+    return ("transaction.state" if fact.event is not None else fact.record), match
 
 
 def _nth(found: list[Any], nth: int) -> Any:

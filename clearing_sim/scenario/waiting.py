@@ -12,7 +12,8 @@ A wait judges its condition hundreds of times, mostly over a world that has not 
 what the condition reads, so the judge reads it again only when it may have (issue 30 §3):
 
 - a fact is read from the log (and the webhook events the log's records make): a judgement
-  after an instant that appended no record answers what the previous one did;
+  after an instant that logged no record of its kind (and of its transaction, when it names
+  one) answers what the previous one did;
 - a transaction's fields are read from its book entry, an immutable value replaced at each
   change: while the book holds the same value, the verdict is the same;
 - a resource is a GET, which the log records: judged every time.
@@ -70,17 +71,19 @@ def holds(stage: Stage, condition: Condition) -> Verdict:
 
 
 def _fact_judge(stage: Stage, fact: Fact) -> Callable[[], Verdict]:
-    """A fact judged again only when the log has grown since the last judgement (one that
-    names ``${now…}``: at every judgement, the clock having moved)."""
+    """A fact judged again only once a record it could read has been logged since the last
+    judgement (``Stage.fact_counter``); one that names ``${now…}``: at every judgement, the
+    clock having moved."""
     if not timeless((fact.transaction, [v for _, v in fact.where])):
         return lambda: _fact(stage, fact)
     fact = stage.resolved(fact)
-    log = stage.world.log
-    last: list[Any] = [-1, None]  # the log's length at the last judgement, its verdict
+    seen = stage.fact_counter(fact)
+    last: list[Any] = [-1, None]  # the records it could read at the last judgement, its verdict
 
     def judge() -> Verdict:
-        if last[0] != len(log):
-            last[0] = len(log)
+        count = seen()
+        if last[0] != count:
+            last[0] = count
             last[1] = _fact(stage, fact, resolved=True)
         verdict: Verdict = last[1]
         return verdict
