@@ -34,11 +34,16 @@ _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
 }
 
 
+#: ``json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)`` with its encoder
+#: made once (``dumps`` makes one per call with these options; every verdict renders values)
+_render_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
+
+
 def render(value: Any) -> str:
     """A value as a result line shows it: JSON, or ``(missing)``."""
     if value is MISSING:
         return "(missing)"
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return _render_json(value)
 
 
 def same(a: Any, b: Any) -> bool:
