@@ -29,6 +29,15 @@ __all__ = ["LogIndex"]
 _SEQ = attrgetter("seq")
 
 
+def _put(found: list[Record], record: Record) -> None:
+    """Append ``record``, or insert it in seq order when it was appended from inside another
+    listener (which the index heard of first)."""
+    if found[-1].seq > record.seq:
+        insort(found, record, key=_SEQ)
+    else:
+        found.append(record)
+
+
 class LogIndex:
     """``select`` over one log, from lists kept by kind (and by kind and transaction)."""
 
@@ -38,16 +47,22 @@ class LogIndex:
         self._by_transaction: dict[tuple[str, JsonValue], list[Record]] = {}
 
     def _add(self, record: Record) -> None:
+        """File ``record`` by kind, and by kind and transaction (a listener: one call per
+        record of the log, so no list or call more than it needs)."""
         assert self._by_kind is not None
-        lists = [self._by_kind.setdefault(record.kind, [])]
+        kind = record.kind
+        found = self._by_kind.get(kind)
+        if found is None:
+            self._by_kind[kind] = [record]
+        else:
+            _put(found, record)
         tx_id = record.fields.get("transactionId")
         if isinstance(tx_id, str):
-            lists.append(self._by_transaction.setdefault((record.kind, tx_id), []))
-        for found in lists:
-            if found and found[-1].seq > record.seq:  # appended from inside another listener
-                insort(found, record, key=_SEQ)
+            found = self._by_transaction.get((kind, tx_id))
+            if found is None:
+                self._by_transaction[kind, tx_id] = [record]
             else:
-                found.append(record)
+                _put(found, record)
 
     def _built(self) -> dict[str, list[Record]]:
         if self._by_kind is None:
@@ -78,8 +93,13 @@ class LogIndex:
             return self._log.select(kind, **match)
         by_kind = self._built()
         tx_id = match.get("transactionId")
+        wanted = list(match.items())
         if isinstance(tx_id, str):
             candidates = self._by_transaction.get((kind, tx_id), [])
+            wanted.remove(("transactionId", tx_id))  # every candidate's, by construction
         else:
             candidates = by_kind.get(kind, [])
-        return [r for r in candidates if all(r.fields.get(k) == v for k, v in match.items())]
+        if len(wanted) == 1:  # most selects (a fact's event, a count's one field)
+            ((name, value),) = wanted
+            return [r for r in candidates if r.fields.get(name) == value]
+        return [r for r in candidates if all(r.fields.get(k) == v for k, v in wanted)]
