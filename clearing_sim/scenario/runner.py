@@ -54,6 +54,7 @@ from clearing_sim.scenario.waiting import wait_until
 from clearing_sim.service.admission import admit, read_new_participant
 from clearing_sim.service.body import Fields
 from clearing_sim.service.messages import Response, encode_json
+from clearing_sim.sim.collector import paced_collector
 from clearing_sim.sim.issuer import IssuerGateway
 
 __all__ = ["play", "run_scenario"]
@@ -251,7 +252,16 @@ def play(scenario: Scenario, seed: int | None = None,
     times each step: ``stage.step_wall_s`` maps a step's index to its seconds.
     ``key_secret``: what seals the world's key material, as a served world's operator token
     does (``Simulation.key_secret``); a file's own run has none.
+
+    The whole run has the collector's engine pace (``sim.collector``), its requests and
+    checks too, not only its clock's moves: a scenario's steps allocate as the engine does.
     """
+    with paced_collector():
+        return _play(scenario, seed, clock, key_secret)
+
+
+def _play(scenario: Scenario, seed: int | None, clock: Callable[[], float] | None,
+          key_secret: bytes) -> tuple[ScenarioResult, Stage]:
     used = scenario.world.seed if seed is None else seed
     stage = Stage(scenario, used, key_secret)
     results: list[CheckResult] = []
