@@ -4,17 +4,18 @@ Public names: ``SetupFailed``, ``Stage``, ``StepFailed``.
 
 ``Stage(scenario, seed)`` builds a fresh ``World`` from the file: issuers first (their assets
 exist before members' wallets are funded), then members, in file order; then a
-``ServiceAPI`` and one sandbox API key per participant. ``open()`` mints the agents and
-creates the webhook subscriptions through the API itself, as their participant would, so the
-log tells the whole story; a subscription's receiver settings become the behaviour of the
-simulated endpoint behind its URL, and ``app: reference`` attaches a ``ReferenceReceiver``
-(with the participant's API key and the subscription's secret) there. Tenant-admin sessions
-are issued when first needed and again when they expire on virtual time; a participant a
-step adds (``admitted``) comes with its API key and a session, as the shim's route issues
-them. ``resolve
-answers ``${…}`` references; ``fact_ms`` finds a fact's virtual time in the log, and
-``select`` reads the log through an index (``LogIndex``; not for a world whose log is kept on
-disk, which keeps no second copy in memory).
+``ServiceAPI`` (``read_indexes``: see ``ServiceAPI``; a served world's keeps them, a file's
+own run makes them at the first read) and one sandbox API key per participant. ``open()``
+mints the agents and creates the webhook subscriptions through the API itself, as their
+participant would, so the log tells the whole story; a subscription's receiver settings
+become the behaviour of the simulated endpoint behind its URL, and ``app: reference``
+attaches a ``ReferenceReceiver`` (with the participant's API key and the subscription's
+secret) there. Tenant-admin sessions are issued when first needed and again when they expire
+on virtual time; a participant a step adds (``admitted``) comes with its API key and a
+session, as the shim's route issues them. ``resolve`` answers ``${…}`` references;
+``fact_ms`` finds a fact's virtual time in the log, and ``select`` reads the log through an
+index (``LogIndex``; not for a world whose log is kept on disk, which keeps no second copy in
+memory); ``fact_counter`` tells a wait when a fact may have happened since it last looked.
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ class SetupFailed(StepFailed):
 
 
 class Stage:
-    def __init__(self, scenario: Scenario, seed: int, key_secret: bytes = b"",
-                 **world_options: Any) -> None:
+    def __init__(self, scenario: Scenario, seed: int, key_secret: bytes = b"", *,
+                 read_indexes: bool = True, **world_options: Any) -> None:
         spec = scenario.world
         self.scenario = scenario
         self.world = World(WorldConfig(seed=seed, epoch=spec.epoch,
@@ -97,7 +98,7 @@ class Stage:
             wallets = {self.assets[code]: amount for code, amount in member.wallets}
             self.parties[member.key] = self.world.add_member(member.name, member.rtgs_gbp,
                                                              wallets)
-        self.api = ServiceAPI(self.world)
+        self.api = ServiceAPI(self.world, read_indexes=read_indexes)
         self.keys = {key: self.api.credentials.issue_api_key(party.id)[1]
                      for key, party in self.parties.items()}
         self._sessions: dict[str, tuple[str, int]] = {}
