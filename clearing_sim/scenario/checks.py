@@ -276,7 +276,10 @@ def _filled(stage: Stage, expectation: Expectation) -> Expectation:
         return ResponseError(expectation.site, tuple((k, stage.fill(v))
                                                      for k, v in expectation.fields))
     if isinstance(expectation, ResponseStatus | ResponseHeader | ResponseField):
-        matcher = Matcher(tuple((k, stage.fill(v)) for k, v in expectation.matcher.checks))
+        checks = tuple((k, stage.fill(v)) for k, v in expectation.matcher.checks)
+        if checks == expectation.matcher.checks:
+            return expectation  # nothing was resolved (most: a status, a literal value)
+        matcher = Matcher(checks)
         if isinstance(expectation, ResponseStatus):
             return ResponseStatus(expectation.site, matcher)
         if isinstance(expectation, ResponseHeader):
