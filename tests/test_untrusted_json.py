@@ -26,7 +26,6 @@ TRUSTED = {
     "http/journal.py": "a CRC-checked journal line; RecursionError caught (a damaged line)",
     "http/export.py": "answers the service gave again during the export's replay",
     "scenario/schema.py": "the package's own JSON Schema",
-    "scenario/runner.py": "the in-process service's answer",
     "scenario/checks.py": "the in-process service's answer",
     "scenario/stage.py": "the in-process service's answer",
     "webhooks.py": "the in-process service's answer (the receivers' own GET)",

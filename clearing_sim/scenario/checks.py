@@ -1,19 +1,22 @@
 """Checking one expectation against the step's response and the stage: expected vs actual.
 
-Public names: ``check``, ``read_transaction``.
+Public names: ``Answer``, ``check``, ``read_transaction``.
 
-Response expectations look at the response of the step's own call. ``transaction`` and
-``resource`` read through the API (``GET``) as the participant named, like the spec's polling
-client; the transaction's fields are paths inside its ``data``, a resource's inside the whole
-body. Balances read the ledgers and the RTGS adapter; timing, events and counts read the event
-log; webhook deliveries and the reference receiver's view are checked by
-``clearing_sim.scenario.channel``.
+Response expectations look at the response of the step's own call, an ``Answer``: the
+response with its body decoded once, for the step's saves and each of its expectations.
+``transaction`` and ``resource`` read through the API (``GET``) as the participant named, like
+the spec's polling client; the transaction's fields are paths inside its ``data``, a
+resource's inside the whole body. Balances read the ledgers and the RTGS adapter; timing,
+events and counts read the event log; webhook deliveries and the reference receiver's view
+are checked by ``clearing_sim.scenario.channel``.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any
+
+from attrs import frozen
 
 from clearing_sim.scenario.channel import check_deliveries, check_receiver
 from clearing_sim.scenario.expectations import (
@@ -48,7 +51,20 @@ from clearing_sim.scenario.stage import Stage, StepFailed
 from clearing_sim.scenario.timing import judge_timing
 from clearing_sim.service.messages import Response
 
-__all__ = ["check", "read_transaction"]
+__all__ = ["Answer", "check", "read_transaction"]
+
+
+@frozen
+class Answer:
+    """A response and its body as JSON (``None`` when it has none), decoded once: read it,
+    never change it."""
+
+    response: Response
+    body: Any
+
+    @classmethod
+    def of(cls, response: Response) -> Answer:
+        return cls(response, response.json() if response.body else None)
 
 
 def _fields(data: Any, fields: tuple[tuple[str, Matcher], ...], stage: Stage,
@@ -71,64 +87,65 @@ def _fields(data: Any, fields: tuple[tuple[str, Matcher], ...], stage: Stage,
                    expected_value, actual_value)
 
 
-def _answer(response: Response) -> str:
-    body = response.json() if response.body else None
+def _answer(answer: Answer) -> str:
+    body, status = answer.body, answer.response.status
     if isinstance(body, dict) and body.get("errors"):
-        return f"{response.status} " + ", ".join(e.get("code", "?") for e in body["errors"])
-    return str(response.status)
+        return f"{status} " + ", ".join(e.get("code", "?") for e in body["errors"])
+    return str(status)
 
 
-def _answer_json(response: Response) -> dict[str, Any]:
+def _answer_json(answer: Answer) -> dict[str, Any]:
     """The response's status, and its error codes when it has some, as JSON."""
-    body = response.json() if response.body else None
-    answer: dict[str, Any] = {"status": response.status}
+    body = answer.body
+    answer_json: dict[str, Any] = {"status": answer.response.status}
     if isinstance(body, dict) and body.get("errors"):
-        answer["errors"] = [e.get("code") for e in body["errors"] if isinstance(e, dict)]
-    return answer
+        answer_json["errors"] = [e.get("code") for e in body["errors"]
+                                 if isinstance(e, dict)]
+    return answer_json
 
 
-def read_transaction(stage: Stage, state: TransactionState) -> tuple[Response, Any]:
-    """``GET`` the transaction as ``state.as_`` (default: its initiator's API key)."""
+def read_transaction(stage: Stage, state: TransactionState) -> tuple[Answer, Any]:
+    """``GET`` the transaction as ``state.as_`` (default: its initiator's API key): the
+    answer and its ``data``."""
     tx_id = str(stage.fill(state.id))
     as_ = state.as_
     if as_ is None:
         tx = stage.world.transactions.get(tx_id)
         as_ = stage.key_of(tx.initiator_id) if tx is not None else None
     token = stage.token(as_, state.credential) if as_ is not None else None
-    response = stage.request("GET", f"/api/v1/transactions/{tx_id}", token)
-    body = response.json() if response.body else None
-    return response, body.get("data") if isinstance(body, dict) else None
+    answer = Answer.of(stage.request("GET", f"/api/v1/transactions/{tx_id}", token))
+    body = answer.body
+    return answer, body.get("data") if isinstance(body, dict) else None
 
 
-def _read(response: Response, fields: Verdict, expected_status: Any,
+def _read(answer: Answer, fields: Verdict, expected_status: Any,
           failed: tuple[str, str] | None = None) -> Verdict:
     """A GET's verdict: its fields' (or ``failed``: the status's text), with the status and
     the fields in the JSON values."""
     expected = {"status": expected_status, "fields": fields.expected_value}
-    actual = {**_answer_json(response), "fields": fields.actual_value}
+    actual = {**_answer_json(answer), "fields": fields.actual_value}
     if failed is not None:
         return Verdict(False, failed[0], failed[1], expected, actual)
     return Verdict(fields.passed, fields.expected, fields.actual, expected, actual)
 
 
 def _transaction(stage: Stage, state: TransactionState) -> Verdict:
-    response, data = read_transaction(stage, state)
+    answer, data = read_transaction(stage, state)
     fields = _fields(data, state.fields, stage)
-    failed = (None if response.status == 200
-              else ("GET transaction answers 200", _answer(response)))
-    return _read(response, fields, {"equals": 200}, failed)
+    failed = (None if answer.response.status == 200
+              else ("GET transaction answers 200", _answer(answer)))
+    return _read(answer, fields, {"equals": 200}, failed)
 
 
 def _resource(stage: Stage, state: ResourceState) -> Verdict:
     token = stage.token(state.as_, state.credential)
-    response = stage.request("GET", str(stage.fill(state.get)), token)
-    body = response.json() if response.body else None
-    fields = _fields(body, state.fields, stage)
+    answer = Answer.of(stage.request("GET", str(stage.fill(state.get)), token))
+    fields = _fields(answer.body, state.fields, stage)
     status = None if state.status is None else matcher_json(state.status)
     failed = None
-    if state.status is not None and not matches(state.status, response.status):
-        failed = (f"status {describe(state.status)}", _answer(response))
-    return _read(response, fields, status, failed)
+    if state.status is not None and not matches(state.status, answer.response.status):
+        failed = (f"status {describe(state.status)}", _answer(answer))
+    return _read(answer, fields, status, failed)
 
 
 def _balance(stage: Stage, balance: Balance) -> Verdict:
@@ -196,11 +213,11 @@ def _log_count(stage: Stage, count: LogCount) -> Verdict:
                    {"count": found})
 
 
-def _response(expectation: Expectation, response: Response) -> Verdict:
-    body = response.json() if response.body else None
+def _response(expectation: Expectation, answer: Answer) -> Verdict:
+    response, body = answer.response, answer.body
     if isinstance(expectation, ResponseStatus):
         return Verdict(matches(expectation.matcher, response.status),
-                       describe(expectation.matcher), _answer(response),
+                       describe(expectation.matcher), _answer(answer),
                        matcher_json(expectation.matcher), response.status)
     if isinstance(expectation, ResponseHeader | ResponseField):
         if isinstance(expectation, ResponseHeader):
@@ -221,13 +238,14 @@ def _response(expectation: Expectation, response: Response) -> Verdict:
                    f"no errors (status {response.status})", wanted, shown)
 
 
-def check(stage: Stage, expectation: Expectation, response: Response | None) -> Verdict:
-    """Evaluate one expectation now; ``StepFailed`` if it cannot be evaluated at all."""
+def check(stage: Stage, expectation: Expectation, answer: Answer | None) -> Verdict:
+    """Evaluate one expectation now (``answer``: the step's call's); ``StepFailed`` if it
+    cannot be evaluated at all."""
     if isinstance(expectation, ResponseStatus | ResponseHeader | ResponseField | ResponseError):
-        if response is None:
+        if answer is None:
             raise StepFailed("this step made no request to check")
         expectation = _filled(stage, expectation)
-        return _response(expectation, response)
+        return _response(expectation, answer)
     if isinstance(expectation, TransactionState):
         return _transaction(stage, expectation)
     if isinstance(expectation, ResourceState):
@@ -258,7 +276,10 @@ def _filled(stage: Stage, expectation: Expectation) -> Expectation:
         return ResponseError(expectation.site, tuple((k, stage.fill(v))
                                                      for k, v in expectation.fields))
     if isinstance(expectation, ResponseStatus | ResponseHeader | ResponseField):
-        matcher = Matcher(tuple((k, stage.fill(v)) for k, v in expectation.matcher.checks))
+        checks = tuple((k, stage.fill(v)) for k, v in expectation.matcher.checks)
+        if checks == expectation.matcher.checks:
+            return expectation  # nothing was resolved (most: a status, a literal value)
+        matcher = Matcher(checks)
         if isinstance(expectation, ResponseStatus):
             return ResponseStatus(expectation.site, matcher)
         if isinstance(expectation, ResponseHeader):

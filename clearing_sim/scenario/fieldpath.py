@@ -11,6 +11,7 @@ say "this field exists" or report what is there instead.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Final
 
 __all__ = ["MISSING", "Missing", "Segment", "lookup", "parse_field_path"]
@@ -31,6 +32,7 @@ class Missing:
 MISSING: Final = Missing()
 
 
+@lru_cache(maxsize=1024)  # the same few paths, at every check of every step
 def parse_field_path(text: str) -> tuple[Segment, ...]:
     """``a.b[2].c`` → ``("a", "b", 2, "c")``; ``ValueError`` for anything else."""
     segments: list[Segment] = []

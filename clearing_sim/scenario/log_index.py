@@ -8,6 +8,8 @@ went to those scans (issue 30, section 3). ``LogIndex`` keeps the records by kin
 kind and ``transactionId``, as a log listener adds them, and answers ``select`` from the
 smaller list: the same records in the same (log) order as ``EventLog.select``. A family
 (``"ledger."``) or every kind (``None``) is not indexed: those go to the log itself.
+``counter`` tells a wait when a select's answer may have changed: the length of the list it
+reads (a wait judges a fact again only then).
 
 The index is built on first use (from the records so far, then from a listener), so a world
 whose selects never come through it (a served world that keeps its history on disk) holds
@@ -17,6 +19,7 @@ no second copy of its log.
 from __future__ import annotations
 
 from bisect import insort
+from collections.abc import Callable
 from operator import attrgetter
 
 from clearing_sim.sim.eventlog import EventLog, JsonValue, Record
@@ -24,6 +27,15 @@ from clearing_sim.sim.eventlog import EventLog, JsonValue, Record
 __all__ = ["LogIndex"]
 
 _SEQ = attrgetter("seq")
+
+
+def _put(found: list[Record], record: Record) -> None:
+    """Append ``record``, or insert it in seq order when it was appended from inside another
+    listener (which the index heard of first)."""
+    if found[-1].seq > record.seq:
+        insort(found, record, key=_SEQ)
+    else:
+        found.append(record)
 
 
 class LogIndex:
@@ -35,16 +47,22 @@ class LogIndex:
         self._by_transaction: dict[tuple[str, JsonValue], list[Record]] = {}
 
     def _add(self, record: Record) -> None:
+        """File ``record`` by kind, and by kind and transaction (a listener: one call per
+        record of the log, so no list or call more than it needs)."""
         assert self._by_kind is not None
-        lists = [self._by_kind.setdefault(record.kind, [])]
+        kind = record.kind
+        found = self._by_kind.get(kind)
+        if found is None:
+            self._by_kind[kind] = [record]
+        else:
+            _put(found, record)
         tx_id = record.fields.get("transactionId")
         if isinstance(tx_id, str):
-            lists.append(self._by_transaction.setdefault((record.kind, tx_id), []))
-        for found in lists:
-            if found and found[-1].seq > record.seq:  # appended from inside another listener
-                insort(found, record, key=_SEQ)
+            found = self._by_transaction.get((kind, tx_id))
+            if found is None:
+                self._by_transaction[kind, tx_id] = [record]
             else:
-                found.append(record)
+                _put(found, record)
 
     def _built(self) -> dict[str, list[Record]]:
         if self._by_kind is None:
@@ -54,14 +72,34 @@ class LogIndex:
             self._log.listen(self._add)
         return self._by_kind
 
+    def counter(self, kind: str | None,
+                transaction_id: JsonValue = None) -> Callable[[], int]:
+        """A count that grows with each record ``select(kind, transactionId=transaction_id,
+        ...)`` may pick (so its answer is the same while the count is): the records held of
+        ``kind``, and of the transaction when ``transaction_id`` is a string; the log's
+        length for a family or every kind, which the index does not hold."""
+        if kind is None or kind.endswith("."):
+            log = self._log
+            return lambda: len(log)
+        by_kind = self._built()
+        if isinstance(transaction_id, str):
+            by_transaction, key = self._by_transaction, (kind, transaction_id)
+            return lambda: len(by_transaction.get(key, ()))
+        return lambda: len(by_kind.get(kind, ()))
+
     def select(self, kind: str | None, /, **match: JsonValue) -> list[Record]:
         """What ``EventLog.select(kind, **match)`` answers, in the same order."""
         if kind is None or kind.endswith("."):
             return self._log.select(kind, **match)
         by_kind = self._built()
         tx_id = match.get("transactionId")
+        wanted = list(match.items())
         if isinstance(tx_id, str):
             candidates = self._by_transaction.get((kind, tx_id), [])
+            wanted.remove(("transactionId", tx_id))  # every candidate's, by construction
         else:
             candidates = by_kind.get(kind, [])
-        return [r for r in candidates if all(r.fields.get(k) == v for k, v in match.items())]
+        if len(wanted) == 1:  # most selects (a fact's event, a count's one field)
+            ((name, value),) = wanted
+            return [r for r in candidates if r.fields.get(name) == value]
+        return [r for r in candidates if all(r.fields.get(k) == v for k, v in wanted)]

@@ -6,11 +6,12 @@ Every step runs at the world's current virtual time. A ``call`` goes through
 ``ServiceAPI.handle`` like any door; ``arm`` is ``POST /api/v1/conformance/run`` as a tenant
 admin (expecting 200 unless the step says otherwise); ``advance`` moves the clock by a
 duration or to a time; ``wait_until`` moves it event by event (or by ``poll``) until the
-condition holds, failing at the deadline; ``operator: resolve`` is the operator's fix
-(``World.resolve``), ``issuer_behaviour`` replaces fields of an issuer's behaviour and
-``add_participant`` is ``POST /sim/v1/participants`` (``service.admission``: the same reading,
-the same change to the world, the same credentials issued). Then the
-step's saves are taken and its expectations checked, each one result.
+condition holds, failing at the deadline (``clearing_sim.scenario.waiting``); ``operator:
+resolve`` is the operator's fix (``World.resolve``), ``issuer_behaviour`` replaces fields of
+an issuer's behaviour and ``add_participant`` is ``POST /sim/v1/participants``
+(``service.admission``: the same reading, the same change to the world, the same credentials
+issued). Then the step's saves are taken and its expectations checked, each one result, from
+its response decoded once (``checks.Answer``).
 
 A failed expectation does not stop the run (every failure is worth seeing); a step that could
 not be carried out does: its result is flagged ``stopped`` and no later step runs. ``fault``
@@ -32,18 +33,9 @@ from attrs import evolve
 
 from clearing_sim.domain.errors import DomainError
 from clearing_sim.scenario.channel import apply_fault
-from clearing_sim.scenario.checks import check
-from clearing_sim.scenario.expectations import (
-    Fact,
-    Matcher,
-    ResourceState,
-    ResponseStatus,
-    Site,
-    Timing,
-    TransactionState,
-)
+from clearing_sim.scenario.checks import Answer, check
+from clearing_sim.scenario.expectations import Matcher, ResponseStatus, Site, Timing
 from clearing_sim.scenario.fieldpath import MISSING, lookup, parse_field_path
-from clearing_sim.scenario.matchers import matches, render
 from clearing_sim.scenario.model import (
     AddParticipant,
     Advance,
@@ -58,12 +50,12 @@ from clearing_sim.scenario.model import (
 from clearing_sim.scenario.results import CheckResult, ScenarioResult, Verdict, duration_text
 from clearing_sim.scenario.stage import SetupFailed, Stage, StepFailed
 from clearing_sim.scenario.timing import judge_timing
+from clearing_sim.scenario.waiting import wait_until
 from clearing_sim.service.admission import admit, read_new_participant
 from clearing_sim.service.body import Fields
 from clearing_sim.service.messages import Response, encode_json
-from clearing_sim.service.wire import transaction_full
+from clearing_sim.sim.collector import paced_collector
 from clearing_sim.sim.issuer import IssuerGateway
-from clearing_sim.sim.waiting import Wait
 
 __all__ = ["play", "run_scenario"]
 
@@ -130,39 +122,6 @@ def _advance(stage: Stage, advance: Advance) -> None:
     stage.world.run_until(target)
 
 
-def _holds(stage: Stage, condition: TransactionState | ResourceState | Fact) -> Verdict:
-    if isinstance(condition, Fact):
-        at = stage.fact_ms(condition)
-        return Verdict(at is not None, "the fact", "it has not happened" if at is None
-                       else f"it happened at {_ms(at)}", None, at)
-    if isinstance(condition, ResourceState):
-        return check(stage, condition, None)
-    # Read silently (no api.request record per event): the same fields a GET would answer.
-    tx = stage.world.transactions.get(str(stage.fill(condition.id)))
-    if tx is None:
-        return Verdict(False, "the transaction", "no such transaction", None, None)
-    data = transaction_full(tx, stage.world.epoch_ms)
-    failed = [(path, lookup(data, parse_field_path(path))) for path, m in condition.fields
-              if not matches(m, lookup(data, parse_field_path(path)))]
-    return Verdict(not failed, "fields", ", ".join(f"{p}={render(v)}" for p, v in failed),
-                   None, None)
-
-
-def _wait(stage: Stage, wait: WaitUntil) -> None:
-    world = stage.world
-    seen: list[Verdict] = []
-
-    def holds() -> bool:
-        seen[:] = [_holds(stage, wait.condition)]
-        return seen[0].passed
-
-    deadline = world.now_ms + wait.timeout_ms
-    if not Wait(world, deadline, holds, wait.poll_ms).run():
-        raise StepFailed(f"wait_until: the condition did not hold within "
-                         f"{_ms(wait.timeout_ms)} (deadline {world.iso(deadline)}); "
-                         f"last seen: {seen[0].actual}")
-
-
 def _operator(stage: Stage, action: Resolve | SetIssuerBehaviour) -> None:
     if isinstance(action, Resolve):
         tx_id = str(stage.fill(action.transaction))
@@ -199,7 +158,7 @@ def _act(stage: Stage, step: Step) -> Response | None:
     if isinstance(action, Advance):
         _advance(stage, action)
     elif isinstance(action, WaitUntil):
-        _wait(stage, action)
+        wait_until(stage, action)
     elif isinstance(action, Resolve | SetIssuerBehaviour):
         _operator(stage, action)
     elif isinstance(action, AddParticipant):
@@ -210,8 +169,8 @@ def _act(stage: Stage, step: Step) -> Response | None:
 
 
 # one step --------------------------------------------------------------------------------
-def _save(stage: Stage, step: Step, response: Response) -> None:
-    body = response.json() if response.body else None
+def _save(stage: Stage, step: Step, answer: Answer) -> None:
+    response, body = answer.response, answer.body
     for save in step.saves:
         if save.header is not None:
             value: Any = response.header(save.header)
@@ -253,9 +212,10 @@ def _run_step(stage: Stage, step: Step, results: list[CheckResult],
                                                 for e in expectations):
         expectations.insert(0, ResponseStatus(_action_site(step), _ARMED))
     failure: StepFailed | None = None
-    if response is not None:
+    answer = None if response is None else Answer.of(response)
+    if answer is not None:
         try:
-            _save(stage, step, response)
+            _save(stage, step, answer)
         except StepFailed as error:
             failure = error
     for expectation in expectations:
@@ -268,7 +228,7 @@ def _run_step(stage: Stage, step: Step, results: list[CheckResult],
             deferred.append((len(results), step, evolve(
                 expectation, of=stage.resolved(expectation.of), after=after)))
             continue
-        results.append(_result(step, expectation.site, check(stage, expectation, response)))
+        results.append(_result(step, expectation.site, check(stage, expectation, answer)))
     if failure is not None:
         raise failure
 
@@ -292,9 +252,18 @@ def play(scenario: Scenario, seed: int | None = None,
     times each step: ``stage.step_wall_s`` maps a step's index to its seconds.
     ``key_secret``: what seals the world's key material, as a served world's operator token
     does (``Simulation.key_secret``); a file's own run has none.
+
+    The whole run has the collector's engine pace (``sim.collector``), its requests and
+    checks too, not only its clock's moves: a scenario's steps allocate as the engine does.
     """
+    with paced_collector():
+        return _play(scenario, seed, clock, key_secret)
+
+
+def _play(scenario: Scenario, seed: int | None, clock: Callable[[], float] | None,
+          key_secret: bytes) -> tuple[ScenarioResult, Stage]:
     used = scenario.world.seed if seed is None else seed
-    stage = Stage(scenario, used, key_secret)
+    stage = Stage(scenario, used, key_secret, read_indexes=False)  # a short run: see ServiceAPI
     results: list[CheckResult] = []
     skipped: list[CheckResult] = []
     deferred: list[Deferred] = []

@@ -4,21 +4,23 @@ Public names: ``SetupFailed``, ``Stage``, ``StepFailed``.
 
 ``Stage(scenario, seed)`` builds a fresh ``World`` from the file: issuers first (their assets
 exist before members' wallets are funded), then members, in file order; then a
-``ServiceAPI`` and one sandbox API key per participant. ``open()`` mints the agents and
-creates the webhook subscriptions through the API itself, as their participant would, so the
-log tells the whole story; a subscription's receiver settings become the behaviour of the
-simulated endpoint behind its URL, and ``app: reference`` attaches a ``ReferenceReceiver``
-(with the participant's API key and the subscription's secret) there. Tenant-admin sessions
-are issued when first needed and again when they expire on virtual time; a participant a
-step adds (``admitted``) comes with its API key and a session, as the shim's route issues
-them. ``resolve
-answers ``${…}`` references; ``fact_ms`` finds a fact's virtual time in the log, and
-``select`` reads the log through an index (``LogIndex``; not for a world whose log is kept on
-disk, which keeps no second copy in memory).
+``ServiceAPI`` (``read_indexes``: see ``ServiceAPI``; a served world's keeps them, a file's
+own run makes them at the first read) and one sandbox API key per participant. ``open()``
+mints the agents and creates the webhook subscriptions through the API itself, as their
+participant would, so the log tells the whole story; a subscription's receiver settings
+become the behaviour of the simulated endpoint behind its URL, and ``app: reference``
+attaches a ``ReferenceReceiver`` (with the participant's API key and the subscription's
+secret) there. Tenant-admin sessions are issued when first needed and again when they expire
+on virtual time; a participant a step adds (``admitted``) comes with its API key and a
+session, as the shim's route issues them. ``resolve`` answers ``${…}`` references;
+``fact_ms`` finds a fact's virtual time in the log, and ``select`` reads the log through an
+index (``LogIndex``; not for a world whose log is kept on disk, which keeps no second copy in
+memory); ``fact_counter`` tells a wait when a fact may have happened since it last looked.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from attrs import evolve
@@ -73,8 +75,8 @@ class SetupFailed(StepFailed):
 
 
 class Stage:
-    def __init__(self, scenario: Scenario, seed: int, key_secret: bytes = b"",
-                 **world_options: Any) -> None:
+    def __init__(self, scenario: Scenario, seed: int, key_secret: bytes = b"", *,
+                 read_indexes: bool = True, **world_options: Any) -> None:
         spec = scenario.world
         self.scenario = scenario
         self.world = World(WorldConfig(seed=seed, epoch=spec.epoch,
@@ -96,7 +98,7 @@ class Stage:
             wallets = {self.assets[code]: amount for code, amount in member.wallets}
             self.parties[member.key] = self.world.add_member(member.name, member.rtgs_gbp,
                                                              wallets)
-        self.api = ServiceAPI(self.world)
+        self.api = ServiceAPI(self.world, read_indexes=read_indexes)
         self.keys = {key: self.api.credentials.issue_api_key(party.id)[1]
                      for key, party in self.parties.items()}
         self._sessions: dict[str, tuple[str, int]] = {}
@@ -269,15 +271,27 @@ class Stage:
             return self.step_ms.get(fact.step)
         if fact.attempt is not None:
             return self._attempt_ms(fact)
-        match: dict[str, Any] = {str(k): v for k, v in fact.where}
-        if fact.transaction is not None:
-            match["transactionId"] = fact.transaction
-        if fact.event is not None:
-            match["event"] = fact.event
-        kind = "transaction.state" if fact.event is not None else fact.record
+        kind, match = _query(fact)
         found = self.select(kind, **match)
         picked = _nth(found, fact.nth)
         return None if picked is None else picked.at_ms
+
+    def fact_counter(self, fact: Fact) -> Callable[[], int]:
+        """For a resolved ``fact``: a count that changes whenever a record ``fact_ms(fact)``
+        reads may have been logged, so a wait judges the fact again only then (the index's
+        records of its kind, and of its transaction when it names one; the log's length
+        without an index). A ``step`` fact reads no record."""
+        if fact.step is not None:
+            return lambda: 0
+        kind: str | None = "webhook.attempt"
+        transaction_id = None
+        if fact.attempt is None:
+            kind, match = _query(fact)
+            transaction_id = match.get("transactionId")
+        if self._index is None:
+            log = self.world.log
+            return lambda: len(log)
+        return self._index.counter(kind, transaction_id)
 
     def _attempt_ms(self, fact: Fact) -> int | None:
         """When attempt n of a delivery to the subscription was sent (known once answered).
@@ -294,6 +308,16 @@ class Stage:
         sent = sorted(int(str(r["sentAtMs"])) for r in found)
         picked = _nth(sent, fact.nth)
         return None if picked is None else int(picked)
+
+
+def _query(fact: Fact) -> tuple[str | None, dict[str, Any]]:
+    """The kind and fields an ``event`` or ``record`` fact selects from the log."""
+    match: dict[str, Any] = {str(k): v for k, v in fact.where}
+    if fact.transaction is not None:
+        match["transactionId"] = fact.transaction
+    if fact.event is not None:
+        match["event"] = fact.event
+    return ("transaction.state" if fact.event is not None else fact.record), match
 
 
 def _nth(found: list[Any], nth: int) -> Any:

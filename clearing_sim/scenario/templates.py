@@ -1,6 +1,7 @@
 """``${name}`` references in scenario strings: finding them, checking them, substituting them.
 
-Public names: ``NOW``, ``Reference``, ``TemplateError``, ``references``, ``substitute``.
+Public names: ``NOW``, ``Reference``, ``TemplateError``, ``references``, ``substitute``,
+``timeless``.
 
 A reference is ``${root}``, ``${root.path}`` or ``${now±duration}``:
 
@@ -29,7 +30,7 @@ from attrs import frozen
 from clearing_sim.domain.timefmt import parse_duration_ms
 from clearing_sim.scenario.fieldpath import Segment, parse_field_path
 
-__all__ = ["NOW", "Reference", "TemplateError", "references", "substitute"]
+__all__ = ["NOW", "Reference", "TemplateError", "references", "substitute", "timeless"]
 
 NOW = "now"
 _TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}")
@@ -113,3 +114,21 @@ def substitute(value: Any, resolve: Callable[[Reference], Any]) -> Any:
         return {_render(_substitute_text(k, resolve)): substitute(v, resolve)
                 for k, v in value.items()}
     return value
+
+
+def timeless(value: Any) -> bool:
+    """Whether no string in ``value`` (keys included) refers to ``${now…}``, so that within
+    one step (where nothing is saved or named anew) its substitution is always the same. A
+    malformed reference counts as not timeless: substituting it raises each time."""
+    if isinstance(value, str):
+        if "$" not in value:
+            return True
+        try:
+            return all(ref.root != NOW for ref in references(value))
+        except TemplateError:
+            return False
+    if isinstance(value, list | tuple):
+        return all(timeless(item) for item in value)
+    if isinstance(value, dict):
+        return all(timeless(k) and timeless(v) for k, v in value.items())
+    return True

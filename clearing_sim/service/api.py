@@ -112,9 +112,18 @@ _SINGLETONS = frozenset({"authorization", "idempotency-key", "service-version"})
 
 
 class ServiceAPI:
-    def __init__(self, world: World, *, private_webhook_urls: bool = False) -> None:
+    """``read_indexes``: keep the status check's figures and the book's participant index
+    from now on (``World.keep_read_indexes``), so that a served world's status and lists
+    cost their answer whenever they are first read (issue 30 §2). A scenario file's own run
+    (``scenario.runner.play``) passes ``False``: it reads them a few times over a short log,
+    so they are made at the first read, from the log and the book so far (the same
+    answers), and its other records pay nothing for them (issue 30 §3)."""
+
+    def __init__(self, world: World, *, private_webhook_urls: bool = False,
+                 read_indexes: bool = True) -> None:
         self.world = world
-        world.keep_read_indexes()  # status and lists cost their answer (issue 30)
+        if read_indexes:
+            world.keep_read_indexes()  # status and lists cost their answer (issue 30)
         # the HTTP shim's --allow-private-webhook-urls: http and non-public addresses accepted
         self.private_webhook_urls = private_webhook_urls
         self.credentials = Credentials(world)

@@ -8,6 +8,10 @@ the ~31 kernel events a redeem takes:
 
 - ``run()`` until nothing is left pops each event and calls its callbacks in one loop, where
   SimPy's ``run`` calls ``step`` once per event (``run(until=...)`` is SimPy's own);
+- ``run_through(at_ms)`` (``World.run_until``) is the same loop bounded by ``at_ms``: the
+  events SimPy's ``run(until=at_ms)`` followed by ``step()`` through the instant ``at_ms``
+  process, without scheduling a stop event and raising ``StopSimulation`` at each call (a
+  scenario's wait calls it once per instant; issue 30 §3);
 - ``timeout`` makes a ``Timeout`` (a ``simpy.Timeout``) that pushes itself onto the queue
   with exactly the key ``schedule`` would give it, without that call;
 - the world reads the clock as the plain attribute ``_now`` (``now`` is a property: a
@@ -26,6 +30,8 @@ from simpy.core import BoundClass, SimTime, StopSimulation
 from simpy.events import NORMAL, Event, EventPriority
 
 __all__ = ["Kernel", "Timeout"]
+
+_FOREVER = float("inf")
 
 
 class Timeout(simpy.Timeout):
@@ -66,9 +72,31 @@ class Kernel(simpy.Environment):
         """``Environment.run``; without ``until``, each ``step`` inlined in the loop."""
         if until is not None:
             return super().run(until)
+        try:
+            self._loop(_FOREVER)
+        except StopSimulation as stop:  # an ``until`` left from an earlier run
+            return stop.args[0]
+        return None
+
+    def run_through(self, at_ms: int) -> None:
+        """Process every event due up to and including ``at_ms`` and leave the clock at
+        ``at_ms``: the events ``run(until=at_ms)`` and then ``step()`` while ``peek() <=
+        at_ms`` process, in the same order (the queue's), without a stop event scheduled and
+        raised per call (``World.run_until``: a scenario's wait runs one per instant). An
+        ``until`` left from an interrupted ``run(until=...)`` is spent on the way."""
+        while True:
+            try:
+                self._loop(at_ms)
+                break
+            except StopSimulation:
+                continue
+        self._now = at_ms
+
+    def _loop(self, last: float) -> None:
+        """Pop and process each event due at or before ``last``, as ``step`` does."""
         queue = self._queue
         try:
-            while queue:
+            while queue and queue[0][0] <= last:
                 self._now, _, _, event = heappop(queue)
                 callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
                 for callback in callbacks:
@@ -78,10 +106,9 @@ class Kernel(simpy.Environment):
                     exc = type(event._value)(*event._value.args)
                     exc.__cause__ = event._value
                     raise exc
-        except StopSimulation as stop:
+        except StopSimulation:
             # as ``step``: an ``until`` left from an earlier run; its event keeps the
             # callbacks it had not called yet
             event.callbacks = callbacks[callbacks.index(callback) + 1:]
             self.schedule(event, EventPriority(-1))
-            return stop.args[0]
-        return None
+            raise

@@ -188,10 +188,7 @@ class World:
         """Run every event due up to and including ``at_ms``; the clock ends at ``at_ms``."""
         assert at_ms >= self.now_ms, "virtual time never moves backwards"
         with paced_collector():
-            if at_ms > self.now_ms:
-                self.env.run(until=at_ms)  # stops before the events due at exactly ``at_ms``
-            while self.env.peek() <= at_ms:
-                self.env.step()
+            self.env.run_through(at_ms)
 
     def run_all(self, limit_ms: int | None = None) -> None:
         """Run until nothing is scheduled (or until ``limit_ms``).

@@ -64,3 +64,36 @@ def test_records_a_listener_appends_in_answer_keep_their_log_order() -> None:
     assert [r["event"] for r in states] == ["initiated", "settled", "notified"]
     assert [r.seq for r in index.select("transaction.state")] == \
         [r.seq for r in log.select("transaction.state")]
+
+
+def test_a_counter_changes_whenever_the_select_it_counts_for_may_answer_otherwise() -> None:
+    """``counter(kind, transaction_id)`` (a wait judges a fact again only when it changed):
+    after every append, a select of that kind and transaction whose answer changed has a
+    changed count; records of other kinds or transactions leave it as it was."""
+    log = EventLog(lambda: 0)
+    index = LogIndex(log)
+    queries = [(kind, tx_id, {} if tx_id is None else {"transactionId": tx_id})
+               for kind in ("transaction.state", "webhook.attempt", "ledger.", None)
+               for tx_id in (None, "tx_1", "tx_2", 7)]
+    counters = [index.counter(kind, tx_id) for kind, tx_id, _ in queries]
+    before = [(c(), index.select(kind, **match)) for c, (kind, _, match) in zip(
+        counters, queries, strict=True)]
+    changes = 0
+    appends = [("transaction.state", {"transactionId": "tx_1", "event": "settled"}),
+               ("webhook.attempt", {"transactionId": "tx_2", "attempt": 1}),
+               ("ledger.burn", {"transactionId": "tx_1"}),
+               ("transaction.state", {"transactionId": 7}),
+               ("rtgs.earmark", {})]
+    for kind, fields in appends:
+        log.append(kind, **fields)
+        after = [(c(), index.select(k, **match)) for c, (k, _, match) in zip(
+            counters, queries, strict=True)]
+        for (count, found), (count_now, found_now) in zip(before, after, strict=True):
+            if found != found_now:
+                assert count_now != count
+                changes += 1
+        before = after
+    assert changes >= len(appends)
+    kept = index.counter("transaction.state", "tx_2")()
+    log.append("transaction.state", transactionId="tx_1", event="failed")
+    assert index.counter("transaction.state", "tx_2")() == kept  # another transaction's

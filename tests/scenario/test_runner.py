@@ -3,8 +3,15 @@ actual and the line, and steps that cannot be carried out stop the run, saying w
 
 from __future__ import annotations
 
+import gc
+from typing import Any
+
+import pytest
+
+from clearing_sim.scenario import runner
 from clearing_sim.scenario.results import ScenarioResult
 from clearing_sim.scenario.runner import run_scenario
+from clearing_sim.sim.collector import YOUNG_THRESHOLD
 from tests.scenario.kit import BASE, load, with_steps
 
 SLA_MS = 600_000
@@ -157,3 +164,24 @@ def test_production_worlds_answer_503_on_sandbox_routes() -> None:
                   "path: /api/v1/sandbox/agents}\n"
                   "    expect: {status: 503, error: {code: sandbox_unavailable}}\n", head)
     assert result.passed, _lines(result)
+
+
+def test_a_run_has_the_engine_s_collector_pace_throughout_and_gives_it_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not only the clock's moves: every step (its request, its checks) runs with the young
+    threshold raised (``sim.collector``), and the process's own comes back after."""
+    seen: list[int] = []
+    run_step = runner._run_step
+
+    def watched(*args: Any) -> None:
+        seen.append(gc.get_threshold()[0])
+        run_step(*args)
+
+    monkeypatch.setattr(runner, "_run_step", watched)
+    before = gc.get_threshold()
+    gc.set_threshold(700, *before[1:])
+    try:
+        assert _run("  - advance: 1s\n").passed
+        assert seen == [YOUNG_THRESHOLD] * 2 and gc.get_threshold()[0] == 700
+    finally:
+        gc.set_threshold(*before)

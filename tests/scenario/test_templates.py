@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clearing_sim.scenario.expectations import Matcher
 from clearing_sim.scenario.fieldpath import MISSING, lookup, parse_field_path
-from clearing_sim.scenario.matchers import describe, matches
+from clearing_sim.scenario.matchers import describe, matches, render
 from clearing_sim.scenario.templates import NOW, Reference, TemplateError, references, substitute
+from tests.scenario.mutations import json_values
 
 VALUES: dict[str, Any] = {"tx": "a-1", "n": 3, "obj": {"data": {"id": "x", "list": [1, 2]}}}
 
@@ -65,3 +69,13 @@ def test_matchers(raw: Any, value: Any, expected: bool) -> None:
 def test_matchers_describe_themselves() -> None:
     assert describe(Matcher.of(201)) == "201"
     assert describe(Matcher.of({"ge": 1, "le": 3})) == "ge 1 and le 3"
+
+
+@settings(max_examples=300)
+@given(json_values() | st.integers() | st.booleans() | st.none())
+def test_a_rendered_value_is_the_json_text_of_the_result_lines(value: Any) -> None:
+    """``render`` (every verdict's expected and actual text) writes what
+    ``json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)`` writes, its
+    shortcuts for ``null``, ``true``, ``false`` and integers included; ``(missing)``."""
+    assert render(value) == json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    assert render(MISSING) == "(missing)"

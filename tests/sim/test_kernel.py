@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -118,3 +119,73 @@ def test_every_event_factory_is_bound_once() -> None:
     for name in ("event", "process", "timeout", "all_of", "any_of"):
         assert getattr(env, name) is getattr(env, name), name  # the same bound object
     assert isinstance(env.timeout(1), Timeout) and type(env.event()) is simpy.Event
+
+
+def _stepped(env: simpy.Environment, at: int) -> None:
+    """What ``World.run_until`` did before ``Kernel.run_through``: SimPy's ``run(until=)``,
+    then ``step`` through the events due at exactly ``at``."""
+    if at > env.now:
+        env.run(until=at)
+    while env.peek() <= at:
+        env.step()
+
+
+def _checkpoints(script: Script, gaps: list[int], through: bool) -> list[tuple[int, str]]:
+    """Events of ``script`` (each timed one answered by a same-instant one), run to
+    checkpoints ``gaps`` apart by ``run_through`` or by ``_stepped``; what happened when."""
+    env = Kernel()
+    seen: list[tuple[int, str]] = []
+
+    def note(name: str) -> None:
+        seen.append((int(env.now), name))
+
+    def timed(name: str) -> None:
+        note(name)
+        soon(env, lambda: note(f"{name} soon"))
+
+    for i, (kind, delay) in enumerate(script):
+        if kind == "soon":
+            soon(env, partial(note, f"{kind}{i}"))
+        else:
+            later(env, delay, partial(timed, f"{kind}{i}"))
+    at = 0
+    for gap in gaps:
+        at += gap
+        if through:
+            env.run_through(at)
+        else:
+            _stepped(env, at)
+        note(f"checkpoint {at}, next {env.peek()}")
+    return seen
+
+
+@given(_SCRIPTS, st.lists(st.integers(0, 12), min_size=1, max_size=6))
+@settings(max_examples=60, deadline=None)
+def test_run_through_processes_what_run_until_and_step_process(script: Script,
+                                                               gaps: list[int]) -> None:
+    """``run_through(at)`` (a scenario's wait calls it once per instant) processes the events
+    due up to and including ``at``, in the queue's order, and leaves the clock at ``at``:
+    what ``run(until=at)`` and then ``step()`` while ``peek() <= at`` do, checkpoint by
+    checkpoint (a gap of 0 runs the current instant again)."""
+    assert _checkpoints(script, gaps, True) == _checkpoints(script, gaps, False)
+
+
+def test_run_through_spends_an_until_left_from_an_interrupted_run() -> None:
+    """A stop event left by a ``run(until=...)`` an error broke does not stop
+    ``run_through`` short of its instant: every event due by then runs."""
+    env = Kernel()
+    env.event().fail(KeyError("boom"))
+    fired: list[int] = []
+    for at in (2, 6, 10):
+        later(env, at, lambda at=at: fired.append(at))
+    with pytest.raises(KeyError):
+        env.run(until=4)
+    env.run_through(8)
+    assert fired == [2, 6] and env.now == 8
+
+
+def test_run_through_crashes_on_a_failed_event_nobody_defused() -> None:
+    env = Kernel()
+    env.event().fail(KeyError("lost"))
+    with pytest.raises(KeyError, match="lost"):
+        env.run_through(3)

@@ -247,3 +247,12 @@ def test_base58_is_the_digit_by_digit_encoding_and_decodes_back(data: bytes) -> 
     encoder's four digits per division give the same text as one digit at a time."""
     assert chain_formats._base58(data) == _base58_digit_by_digit(data)
     assert b58decode(chain_formats._base58(data)) == data
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=40))
+def test_the_stellar_checksum_is_crc16_xmodem_bit_by_bit(data: bytes) -> None:
+    """StrKey's checksum is CRC-16/XMODEM: the C routine gives what the polynomial's bit by
+    bit loop gives (the check value of ``123456789`` is 0x31C3)."""
+    assert chain_formats._crc16_xmodem(data) == crc16_xmodem(data)
+    assert chain_formats._crc16_xmodem(b"123456789") == 0x31C3
