@@ -200,7 +200,8 @@ def test_the_log_holds_no_float_across_the_scenario_library_and_a_workload(
 
     monkeypatch.setattr(EventLog, "append", scanning)
     root = Path(__file__).resolve().parents[2]
-    result = CliRunner().invoke(main, ["run", str(root / "scenarios")])
+    # -j 1: the scan patches this process's EventLog, so the scenarios must play here
+    result = CliRunner().invoke(main, ["run", str(root / "scenarios"), "-j", "1"])
     assert result.exit_code == 0, result.output
     WorkloadDriver(load_workload(root / "notebooks" / "inputs" / "mixed.yaml"), 0).run()
     assert len(kinds) > 40 and found == []
