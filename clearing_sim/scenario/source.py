@@ -1,6 +1,6 @@
 """YAML text → plain JSON-like data, keeping the line and column of every node.
 
-Public names: ``Document``, ``FieldPath``, ``field_path``, ``iter_paths``, ``parse_yaml``,
+Public names: ``Document``, ``FieldPath``, ``Mark``, ``field_path``, ``iter_paths``, ``parse_yaml``,
 ``TEXT_CHARS_MAX``, ``VALUES_MAX``, ``INT_DIGITS_MAX``, ``DEPTH_MAX``.
 
 PyYAML composes the text into nodes that carry their start marks; this module walks the nodes
@@ -34,8 +34,8 @@ whichever parser is present (issue 30, section 3;
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 import yaml
 from attrs import frozen
@@ -46,7 +46,7 @@ from clearing_sim.scenario.errors import Location, Problem, ScenarioInvalid
 from clearing_sim.service.body import text_problem
 
 __all__ = ["DEPTH_MAX", "FAST_LOADER", "INT_DIGITS_MAX", "TEXT_CHARS_MAX", "VALUES_MAX",
-           "Document", "FieldPath", "field_path", "iter_paths", "parse_yaml"]
+           "Document", "FieldPath", "Mark", "field_path", "iter_paths", "parse_yaml"]
 
 #: libyaml's safe loader where PyYAML has it (None: the Python loader reads every file)
 FAST_LOADER: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
@@ -62,6 +62,7 @@ FieldPath = tuple[str | int, ...]
 _STR = "tag:yaml.org,2002:str"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MERGE = "tag:yaml.org,2002:merge"
+_NULL = "tag:yaml.org,2002:null"
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _SCALAR_TAGS = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
                 "tag:yaml.org,2002:float", _STR)
@@ -82,34 +83,66 @@ def _location(node: Node) -> Location:
     return Location(node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+class Mark(Protocol):
+    """Where a parser saw a node: 0-based, as both of PyYAML's parsers keep it."""
+
+    @property
+    def line(self) -> int: ...
+    @property
+    def column(self) -> int: ...
+
+
 @frozen
 class Document:
-    """A parsed file: its data and the position of every value and key, by field path."""
+    """A parsed file: its data and the position of every value and key, by field path.
+
+    The positions are the parser's own marks, kept as they come (a ``Location`` is made
+    only for what ``locate`` is asked: most files are never asked)."""
 
     path: str
     data: Any
-    values: dict[FieldPath, Location]
-    keys: dict[FieldPath, Location]
+    values: dict[FieldPath, Mark]
+    keys: dict[FieldPath, Mark]
 
     def locate(self, path: FieldPath, *, key: bool = False) -> Location:
         """Where ``path`` is (its key when ``key``); else where its nearest ancestor is."""
-        if key and path in self.keys:
-            return self.keys[path]
-        for end in range(len(path), -1, -1):
+        found = self.keys.get(path) if key else None
+        end = len(path)
+        while found is None and end >= 0:
             found = self.values.get(path[:end])
-            if found is not None:
-                return found
-        return Location(1, 1)
+            end -= 1
+        return Location(1, 1) if found is None else Location(found.line + 1, found.column + 1)
 
     def problem_at(self, path: FieldPath, message: str, *, key: bool = False) -> Problem:
         return Problem(self.path, self.locate(path, key=key), field_path(path), message)
 
 
+def _scalar_value(constructor: SafeConstructor, node: ScalarNode) -> tuple[Any, str | None]:
+    """A scalar's value, or None and why it cannot be one (the problem's words)."""
+    why = text_problem(node.value)
+    if why is not None:
+        return None, f"the text {why}"
+    if node.tag in (_STR, _TIMESTAMP):
+        return node.value, None  # what the constructor answers for a string, without its calls
+    if node.tag not in _SCALAR_TAGS:
+        return None, (f"YAML tag {node.tag} is not allowed here; "
+                      "expected plain JSON values (strings, numbers, booleans, null)")
+    if node.tag == _INT and sum(c.isdigit() for c in node.value) > INT_DIGITS_MAX:
+        return None, f"an integer of more than {INT_DIGITS_MAX} digits"
+    try:
+        value = constructor.construct_object(node, deep=True)
+    except (ConstructorError, ValueError) as error:
+        return None, f"cannot be read: {str(error)[:200]}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, f"expected a finite number, got {node.value}"
+    return value, None
+
+
 class _Walker:
     def __init__(self, path: str) -> None:
         self.path = path
-        self.values: dict[FieldPath, Location] = {}
-        self.keys: dict[FieldPath, Location] = {}
+        self.values: dict[FieldPath, Mark] = {}
+        self.keys: dict[FieldPath, Mark] = {}
         self.problems: list[Problem] = []
         self._constructor = SafeConstructor()
 
@@ -118,7 +151,7 @@ class _Walker:
 
     def walk(self, node: Node, path: FieldPath) -> Any:
         if path not in self.values:
-            self.values[path] = _location(node)
+            self.values[path] = node.start_mark
         if isinstance(node, ScalarNode):
             return self._scalar(node, path)
         if node.tag not in _COLLECTION_TAGS:
@@ -131,27 +164,9 @@ class _Walker:
         return [self.walk(item, (*path, i)) for i, item in enumerate(node.value)]
 
     def _scalar(self, node: ScalarNode, path: FieldPath) -> Any:
-        why = text_problem(node.value)
+        value, why = _scalar_value(self._constructor, node)
         if why is not None:
-            self.report(node, path, f"the text {why}")
-            return None
-        if node.tag == _STR or node.tag == _TIMESTAMP:
-            return node.value  # what the constructor answers for a string, without its calls
-        if node.tag not in _SCALAR_TAGS:
-            self.report(node, path, f"YAML tag {node.tag} is not allowed here; "
-                        "expected plain JSON values (strings, numbers, booleans, null)")
-            return None
-        if node.tag == _INT and sum(c.isdigit() for c in node.value) > INT_DIGITS_MAX:
-            self.report(node, path, f"an integer of more than {INT_DIGITS_MAX} digits")
-            return None
-        try:
-            value = self._constructor.construct_object(node, deep=True)
-        except (ConstructorError, ValueError) as error:
-            self.report(node, path, f"cannot be read: {str(error)[:200]}")
-            return None
-        if isinstance(value, float) and not math.isfinite(value):
-            self.report(node, path, f"expected a finite number, got {node.value}")
-            return None
+            self.report(node, path, why)
         return value
 
     def _mapping(self, node: MappingNode, path: FieldPath) -> dict[str, Any]:
@@ -165,7 +180,7 @@ class _Walker:
                                          str(error.problem)))
             return {}
         result: dict[str, Any] = {}
-        first: dict[str, Location] = {}
+        first: dict[str, Mark] = {}
         merged = len(node.value) - explicit  # merged pairs come first; later ones override
         from_merge: set[str] = set()  # keys whose value so far came from a << merge
         for i, (key_node, value_node) in enumerate(node.value):
@@ -173,14 +188,14 @@ class _Walker:
                 self.report(key_node, path, "a mapping key must be a plain string")
                 continue
             key = key_node.value
-            here = _location(key_node)
+            here = key_node.start_mark
             why = text_problem(key)
             if why is not None:
                 self.report(key_node, path, f"a mapping key {why}")
                 continue
             if key in first and key not in from_merge:
                 self.report(key_node, (*path, key),
-                            f"duplicate key {key!r} (first at line {first[key].line}); "
+                            f"duplicate key {key!r} (first at line {first[key].line + 1}); "
                             "expected each key once")
                 continue
             if i < merged:
@@ -298,6 +313,133 @@ def _too_big(path: str, message: str) -> ScenarioInvalid:
     return ScenarioInvalid(path, [Problem(path, Location(1, 1), "", message)])
 
 
+class _OnePass:
+    """A plain file read in one pass over libyaml's events: the data and every mark, with
+    the depth guard and the value count on the way; no node graph, no second parse.
+
+    It reads only what needs no judgement: no anchor, alias, tag, merge key, non-string or
+    null key, duplicate key, non-canonical text, unreadable or oversized number, a mapping
+    at the top, one document. Anything else answers ``None`` and ``parse_yaml`` reads the
+    file the full way (``_read`` and ``_Walker``), which words every problem; so this pass
+    never words one, and what it answers is what the full way answers
+    (``tests/scenario/test_load_pins.py``, ``tests/scenario/test_source.py``)."""
+
+    def __init__(self, loader: type[yaml.CSafeLoader]) -> None:
+        self.loader = loader
+        self.values: dict[FieldPath, Mark] = {}
+        self.keys: dict[FieldPath, Mark] = {}
+        self._tags: dict[str, str] = {}  # a plain scalar's text → its resolved tag
+        self._constructor = SafeConstructor()
+
+    def read(self, text: str) -> Any:
+        """The document's data, or ``None`` for a text this pass leaves to the full way."""
+        parser = self.loader(text)
+        try:
+            return self._events(parser)
+        except yaml.YAMLError:
+            return None  # the full way words it as the Python loader does
+        finally:
+            parser.dispose()
+
+    def _tag(self, parser: yaml.CSafeLoader, event: Any) -> str:
+        if not event.implicit[0]:
+            return _STR  # quoted or block: what the resolver answers without a tag
+        tag = self._tags.get(event.value)
+        if tag is None:
+            tag = self._tags[event.value] = parser.resolve(  # type: ignore[no-untyped-call]
+                ScalarNode, event.value, event.implicit)
+        return tag
+
+    def _scalar(self, tag: str, event: Any) -> Any:
+        """The scalar's value, or ``_LEAVE`` where the full way has something to say."""
+        if tag == _STR and text_problem(event.value) is None:
+            return event.value  # most are: no node made
+        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        value, why = _scalar_value(self._constructor, node)
+        return _LEAVE if why is not None else value
+
+    def _events(self, parser: yaml.CSafeLoader) -> Any:
+        get: Callable[[], Any] = parser.get_event  # events typed loosely: read by their kind
+        get()  # the stream's start
+        start = get()
+        if type(start) is not yaml.DocumentStartEvent:
+            return None  # an empty file
+        values, keys = self.values, self.keys
+        #: open collections, innermost last: [container, its path, the key awaiting its value]
+        stack: list[list[Any]] = []
+        count = 0
+        root: Any = None
+        while True:
+            event = get()
+            kind = type(event)
+            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                stack.pop()
+                if stack:
+                    continue
+                break
+            if kind is yaml.AliasEvent or event.anchor is not None or event.tag is not None:
+                return None
+            where = event.start_mark
+            if stack:
+                top = stack[-1]
+                container = top[0]
+                if top[2] is _KEY:  # a mapping's key
+                    if kind is not yaml.ScalarEvent or self._tag(parser, event) in (_NULL, _MERGE):
+                        return None
+                    key = event.value
+                    if key in container or text_problem(key) is not None:
+                        return None
+                    top[2] = key
+                    keys[(*top[1], key)] = where
+                    continue
+                if type(container) is dict:
+                    path = (*top[1], top[2])
+                    top[2] = _KEY
+                else:
+                    path = (*top[1], len(container))
+            else:
+                path = ()
+            count += 1
+            if count > VALUES_MAX:
+                return None
+            values[path] = where
+            if kind is yaml.ScalarEvent:
+                if not stack:
+                    return None  # a scalar document: the full way says what it is
+                value = self._scalar(self._tag(parser, event), event)
+                if value is _LEAVE:
+                    return None
+            else:
+                value = {} if kind is yaml.MappingStartEvent else []
+                if len(stack) >= DEPTH_MAX:
+                    return None
+            if not stack:
+                root = value
+            elif type(container) is dict:
+                container[path[-1]] = value
+            else:
+                container.append(value)
+            if kind is not yaml.ScalarEvent:
+                stack.append([value, path, _KEY if kind is yaml.MappingStartEvent else None])
+        if type(root) is not dict:
+            return None
+        if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent:
+            return None  # a second document
+        return root
+
+
+_KEY = object()  # a mapping awaits its next key
+_LEAVE = object()  # a value the one pass leaves to the full way
+
+
+def _one_pass(text: str) -> Document | None:
+    if FAST_LOADER is None or not _plain(text):
+        return None
+    reading = _OnePass(FAST_LOADER)
+    data = reading.read(text)
+    return None if data is None else Document("", data, reading.values, reading.keys)
+
+
 def parse_yaml(text: str, path: str) -> Document:
     """Parse one YAML document; ``ScenarioInvalid`` with every problem found on the way."""
     if len(text) > TEXT_CHARS_MAX:
@@ -305,6 +447,9 @@ def parse_yaml(text: str, path: str) -> Document:
     why = text_problem(text)
     if why is not None and "Normalization" not in why:
         raise _too_big(path, f"the file {why}")
+    fast = _one_pass(text)
+    if fast is not None:
+        return Document(path, fast.data, fast.values, fast.keys)
     node = _read(text, path)
     if node is None:
         raise ScenarioInvalid(path, [Problem(path, Location(1, 1), "",

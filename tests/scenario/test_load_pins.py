@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from clearing_sim.scenario import source
-from clearing_sim.scenario.errors import Location
 from clearing_sim.scenario.loader import load_scenario
 from clearing_sim.scenario.source import Document, parse_yaml
 
@@ -58,7 +58,8 @@ SCENARIOS = {
     "tests/scenario/inputs/new-user-reversed-timing.yaml": "d4b562991f31bb25",
 }
 
-#: sha256 of the parsed Document (data in order, values and keys sorted), from cec943b
+#: sha256 of the parsed Document (data in order; where ``locate`` places each value and key,
+#: sorted), from cec943b
 DOCUMENTS = {
     "scenarios/agent-expired.yaml": "8c5ed06140ce0404",
     "scenarios/agent-outside-mandate.yaml": "3705a1288789092d",
@@ -121,8 +122,11 @@ def _scenario_print(path: str) -> str:
 
 
 def _document_print(document: Document) -> str:
-    text = repr((document.path, document.data, sorted(document.values.items()),
-                 sorted(document.keys.items(), key=repr)))
+    """The data, and where ``locate`` places each value and each key (whatever form the
+    document keeps its marks in)."""
+    values = sorted((path, document.locate(path)) for path in document.values)
+    keys = sorted(((path, document.locate(path, key=True)) for path in document.keys), key=repr)
+    text = repr((document.path, document.data, values, keys))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -150,13 +154,15 @@ def test_each_file_parses_as_it_did(path: str) -> None:
 
 
 def test_a_loader_that_moves_one_mark_breaks_the_pin(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Mutant: every value's column one further right; the fingerprint sees it."""
+    """Mutant: one value's column one further right; the fingerprint sees it."""
     path = "scenarios/agent-expired.yaml"
     parse = source.parse_yaml
 
     def shifted(text: str, name: str) -> Document:
         document = parse(text, name)
-        moved = {p: Location(at.line, at.column + 1) for p, at in document.values.items()}
+        moved = dict(document.values)
+        at = moved[("steps", 0)]
+        moved[("steps", 0)] = SimpleNamespace(line=at.line, column=at.column + 1)
         return Document(document.path, document.data, moved, document.keys)
 
     monkeypatch.setattr(source, "parse_yaml", shifted)

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from clearing_sim.scenario import source
 from clearing_sim.scenario.errors import Location, ScenarioInvalid
 from clearing_sim.scenario.source import field_path, iter_paths, parse_yaml
+from tests.scenario.test_hostile_files import _texts
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _problems(text: str) -> list[str]:
@@ -58,3 +66,72 @@ def test_field_paths_render_like_the_file_reads() -> None:
     assert field_path(("steps", 3, "expect", "status")) == "steps[3].expect.status"
     assert field_path((0, "a")) == "[0].a"
     assert [p for p, _ in iter_paths({"a": [1]})] == [(), ("a",), ("a", 0)]
+
+
+# the one pass over libyaml's events answers as the full way (issue 30, section 3) --------
+def _read_both(text: str) -> tuple[object, object]:
+    """``parse_yaml``'s answer with the one pass, and with the full way only: the data and
+    where each value and key is placed, or every line of the error."""
+    def answer() -> object:
+        try:
+            doc = parse_yaml(text, "f.yaml")
+        except ScenarioInvalid as error:
+            return error.lines()
+        return (doc.data, sorted((p, doc.locate(p)) for p in doc.values),
+                sorted(((p, doc.locate(p, key=True)) for p in doc.keys), key=repr))
+
+    fast = answer()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(source, "_one_pass", lambda _text: None)
+        return fast, answer()
+
+
+def _shipped_texts() -> list[str]:
+    return [p.read_text("utf-8") for p in sorted(ROOT.glob("scenarios/*.yaml"))]
+
+
+@st.composite
+def _edited(draw: st.DrawFn) -> str:
+    """A shipped file with one line replaced, removed or doubled, or a piece put into one."""
+    lines = draw(st.sampled_from(_shipped_texts())).splitlines()
+    at = draw(st.integers(0, len(lines) - 1))
+    how = draw(st.integers(0, 3))
+    if how == 0:
+        lines[at] = draw(st.sampled_from(["  a: 1", "a: [1, {b: 2}]", "- x", "  ? k", "x: ~",
+                                          "  y: '1'", "  z: \"\\u00e9\"", "  0x1f: 1",
+                                          "  yes: no", "   deep:", "\ta: 1"]))
+    elif how == 1:
+        del lines[at]
+    elif how == 2:
+        lines.insert(at, lines[at])
+    else:
+        cut = draw(st.integers(0, len(lines[at])))
+        lines[at] = lines[at][:cut] + draw(_texts()) + lines[at][cut:]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(text=_edited() | _texts())
+def test_the_one_pass_reads_every_text_as_the_full_way(text: str) -> None:
+    fast, full = _read_both(text)
+    assert fast == full
+
+
+def test_the_shipped_files_take_the_one_pass_and_read_as_the_full_way() -> None:
+    texts = _shipped_texts()
+    plain = [t for t in texts if source._one_pass(t) is not None]
+    assert len(plain) >= len(texts) - 4  # the four that use anchors take the full way
+    for text in texts:
+        fast, full = _read_both(text)
+        assert fast == full
+
+
+def test_a_one_pass_that_reads_keys_as_the_python_loader_does_not_is_caught(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutant: the one pass takes a ``null`` key (the full way refuses it) as the text."""
+    text = "scenario: x\n~: 1\n"
+    assert _read_both(text)[0] == _read_both(text)[1]
+    monkeypatch.setattr(source, "_NULL", "no such tag")
+    fast, full = _read_both(text)
+    assert fast != full
