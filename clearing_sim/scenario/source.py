@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any, Protocol
 
 import yaml
 from attrs import frozen
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
 
 from clearing_sim.scenario.errors import Location, Problem, ScenarioInvalid
 from clearing_sim.service.body import text_problem
@@ -328,7 +330,6 @@ class _OnePass:
         self.loader = loader
         self.values: dict[FieldPath, Mark] = {}
         self.keys: dict[FieldPath, Mark] = {}
-        self._tags: dict[str, str] = {}  # a plain scalar's text → its resolved tag
         self._constructor = SafeConstructor()
 
     def read(self, text: str) -> Any:
@@ -341,14 +342,9 @@ class _OnePass:
         finally:
             parser.dispose()
 
-    def _tag(self, parser: yaml.CSafeLoader, event: Any) -> str:
-        if not event.implicit[0]:
-            return _STR  # quoted or block: what the resolver answers without a tag
-        tag = self._tags.get(event.value)
-        if tag is None:
-            tag = self._tags[event.value] = parser.resolve(  # type: ignore[no-untyped-call]
-                ScalarNode, event.value, event.implicit)
-        return tag
+    @staticmethod
+    def _tag(event: Any) -> str:
+        return _plain_tag(event.value) if event.implicit[0] else _STR  # quoted: a string
 
     def _scalar(self, tag: str, event: Any) -> Any:
         """The scalar's value, or ``_LEAVE`` where the full way has something to say."""
@@ -384,7 +380,7 @@ class _OnePass:
                 top = stack[-1]
                 container = top[0]
                 if top[2] is _KEY:  # a mapping's key
-                    if kind is not yaml.ScalarEvent or self._tag(parser, event) in (_NULL, _MERGE):
+                    if kind is not yaml.ScalarEvent or self._tag(event) in (_NULL, _MERGE):
                         return None
                     key = event.value
                     if key in container or text_problem(key) is not None:
@@ -406,7 +402,7 @@ class _OnePass:
             if kind is yaml.ScalarEvent:
                 if not stack:
                     return None  # a scalar document: the full way says what it is
-                value = self._scalar(self._tag(parser, event), event)
+                value = self._scalar(self._tag(event), event)
                 if value is _LEAVE:
                     return None
             else:
@@ -428,6 +424,15 @@ class _OnePass:
         return root
 
 
+@lru_cache(maxsize=4096)
+def _plain_tag(text: str) -> str:
+    """The tag PyYAML's resolver gives a plain (unquoted, untagged) scalar: the same texts
+    recur in every file (keys above all), so each is resolved once per process."""
+    tag: str = _RESOLVER.resolve(ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    return tag
+
+
+_RESOLVER = Resolver()  # the resolver of both loaders; it keeps no state for a scalar
 _KEY = object()  # a mapping awaits its next key
 _LEAVE = object()  # a value the one pass leaves to the full way
 
