@@ -11,7 +11,6 @@ step, and ``clearing_sim.scenario.read_expect`` checks each step's expectations 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
 from typing import Any
 
 from attrs import define, field
@@ -26,18 +25,24 @@ _KIND_WORDS = {("member", "issuer"): "participant", ("member", "issuer", "agent"
                "participant or agent", ("webhook",): "webhook subscription"}
 
 
-def _templated(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, str]]:
+def _templated(value: Any, path: FieldPath,
+               found: list[tuple[FieldPath, str]] | None = None) -> list[tuple[FieldPath, str]]:
     """Every (path, string) holding ``${`` inside ``value``, depth first (as ``iter_paths``
     visits them); other values are passed over without a path made for each."""
+    found = [] if found is None else found
     if isinstance(value, str):
         if "${" in value:
-            yield path, value
-        return
+            found.append((path, value))
+        return found
     items = value.items() if isinstance(value, dict) else \
         enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
-        if isinstance(item, dict | list) or (isinstance(item, str) and "${" in item):
-            yield from _templated(item, (*path, key))
+        if isinstance(item, str):
+            if "${" in item:
+                found.append(((*path, key), item))
+        elif isinstance(item, dict | list):
+            _templated(item, (*path, key), found)
+    return found
 
 
 @define

@@ -342,12 +342,9 @@ class _OnePass:
         finally:
             parser.dispose()
 
-    @staticmethod
-    def _tag(event: Any) -> str:
-        return _plain_tag(event.value) if event.implicit[0] else _STR  # quoted: a string
-
-    def _scalar(self, tag: str, event: Any) -> Any:
+    def _scalar(self, event: Any) -> Any:
         """The scalar's value, or ``_LEAVE`` where the full way has something to say."""
+        tag = _plain_tag(event.value) if event.implicit[0] else _STR  # quoted: a string
         if tag == _STR and text_problem(event.value) is None:
             return event.value  # most are: no node made
         node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
@@ -357,68 +354,55 @@ class _OnePass:
     def _events(self, parser: yaml.CSafeLoader) -> Any:
         get: Callable[[], Any] = parser.get_event  # events typed loosely: read by their kind
         get()  # the stream's start
-        start = get()
-        if type(start) is not yaml.DocumentStartEvent:
+        if type(get()) is not yaml.DocumentStartEvent:
             return None  # an empty file
+        first: Any = get()
+        if type(first) is not _MAP_START or first.anchor is not None or first.tag is not None:
+            return None  # the full way says what a document that is not a mapping is
+        root: dict[str, Any] = {}
         values, keys = self.values, self.keys
-        #: open collections, innermost last: [container, its path, the key awaiting its value]
-        stack: list[list[Any]] = []
-        count = 0
-        root: Any = None
+        assert first.start_mark is not None  # libyaml marks every event
+        values[()] = first.start_mark
+        outer: list[tuple[Any, FieldPath]] = []  # the collections around ``container``
+        container: Any = root
+        path: FieldPath = ()
+        key: Any = _KEY  # in a mapping: its key, or _KEY while one is awaited; in a list: None
+        count = 1
         while True:
             event = get()
             kind = type(event)
-            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                stack.pop()
-                if stack:
-                    continue
-                break
+            if kind is _MAP_END or kind is _SEQ_END:
+                if not outer:
+                    break
+                container, path = outer.pop()
+                key = _KEY if type(container) is dict else None
+                continue
             if kind is yaml.AliasEvent or event.anchor is not None or event.tag is not None:
                 return None
-            where = event.start_mark
-            if stack:
-                top = stack[-1]
-                container = top[0]
-                if top[2] is _KEY:  # a mapping's key
-                    if kind is not yaml.ScalarEvent or self._tag(event) in (_NULL, _MERGE):
-                        return None
-                    key = event.value
-                    if key in container or text_problem(key) is not None:
-                        return None
-                    top[2] = key
-                    keys[(*top[1], key)] = where
-                    continue
-                if type(container) is dict:
-                    path = (*top[1], top[2])
-                    top[2] = _KEY
-                else:
-                    path = (*top[1], len(container))
-            else:
-                path = ()
+            if key is _KEY:
+                key = event.value if kind is _SCALAR else None
+                if key is None or key in container or text_problem(key) is not None or (
+                        event.implicit[0] and _plain_tag(key) in (_NULL, _MERGE)):
+                    return None
+                keys[(*path, key)] = event.start_mark
+                continue
+            here = (*path, len(container) if key is None else key)
             count += 1
-            if count > VALUES_MAX:
+            values[here] = event.start_mark
+            value = self._scalar(event) if kind is _SCALAR else {} if kind is _MAP_START else []
+            if value is _LEAVE or count > VALUES_MAX or (
+                    kind is not _SCALAR and len(outer) + 2 > DEPTH_MAX):  # root: depth 1
                 return None
-            values[path] = where
-            if kind is yaml.ScalarEvent:
-                if not stack:
-                    return None  # a scalar document: the full way says what it is
-                value = self._scalar(self._tag(event), event)
-                if value is _LEAVE:
-                    return None
-            else:
-                value = {} if kind is yaml.MappingStartEvent else []
-                if len(stack) >= DEPTH_MAX:
-                    return None
-            if not stack:
-                root = value
-            elif type(container) is dict:
-                container[path[-1]] = value
-            else:
+            if key is None:
                 container.append(value)
-            if kind is not yaml.ScalarEvent:
-                stack.append([value, path, _KEY if kind is yaml.MappingStartEvent else None])
-        if type(root) is not dict:
-            return None
+            else:
+                container[key] = value
+            if kind is not _SCALAR:
+                outer.append((container, path))
+                container, path = value, here
+                key = _KEY if kind is _MAP_START else None
+            elif key is not None:
+                key = _KEY
         if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent:
             return None  # a second document
         return root
@@ -433,6 +417,8 @@ def _plain_tag(text: str) -> str:
 
 
 _RESOLVER = Resolver()  # the resolver of both loaders; it keeps no state for a scalar
+_SCALAR, _MAP_START, _MAP_END = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.MappingEndEvent
+_SEQ_END = yaml.SequenceEndEvent
 _KEY = object()  # a mapping awaits its next key
 _LEAVE = object()  # a value the one pass leaves to the full way
 
