@@ -50,8 +50,27 @@ from clearing_sim.service.body import text_problem
 __all__ = ["DEPTH_MAX", "FAST_LOADER", "INT_DIGITS_MAX", "TEXT_CHARS_MAX", "VALUES_MAX",
            "Document", "FieldPath", "Mark", "field_path", "iter_paths", "parse_yaml"]
 
+
+def _fast_loader() -> type[yaml.CSafeLoader] | None:
+    base: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+    if base is None:
+        return None
+
+    class Loader(base):  # type: ignore[valid-type, misc]
+        """libyaml's safe loader, its composer resolving a plain scalar's tag once per
+        distinct text (``_plain_tag``) instead of once per scalar."""
+
+        def resolve(self, kind: type[Node], value: Any, implicit: Any) -> str:
+            if kind is ScalarNode and implicit[0]:
+                return _plain_tag(value)
+            tag: str = super().resolve(kind, value, implicit)
+            return tag
+
+    return Loader
+
+
 #: libyaml's safe loader where PyYAML has it (None: the Python loader reads every file)
-FAST_LOADER: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+FAST_LOADER: type[yaml.CSafeLoader] | None = _fast_loader()
 
 TEXT_CHARS_MAX = 1 << 18  # 256 KiB: sixteen times the largest shipped scenario file
 VALUES_MAX = 100_000  # values after alias and merge expansion
