@@ -29,6 +29,16 @@ no last newline a line further. So libyaml reads only a text with none of those
 Python loader; every problem is worded, and placed, exactly as the Python loader words it,
 whichever parser is present (issue 30, section 3;
 ``tests/scenario/test_hostile_files.py`` compares the two over the malformed-file fuzz).
+
+Most files need none of that: a plain text whose every value reads without a word to say
+(no anchor, alias, tag, merge key, odd key, duplicate or bad scalar, one document, a
+mapping at the top) is read in one pass over libyaml's events (``_OnePass``): data, marks,
+the depth guard and the value count together, no node graph and no second parse. Anything
+else it meets sends the file the full way above (``_read``, ``_expanded``, ``_Walker``),
+which words every problem, so the one pass never words one (``tests/scenario/
+test_source.py`` compares the two ways; ``tests/scenario/test_load_pins.py`` pins what
+every shipped file reads to). A ``Document`` keeps the parsers' marks (0-based) and makes
+a 1-based ``Location`` only for what is asked of ``locate``.
 """
 
 from __future__ import annotations
