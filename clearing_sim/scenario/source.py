@@ -373,9 +373,10 @@ class _OnePass:
 
     def _scalar(self, event: Any) -> Any:
         """The scalar's value, or ``_LEAVE`` where the full way has something to say."""
-        tag = _plain_tag(event.value) if event.implicit[0] else _STR  # quoted: a string
-        if tag == _STR and text_problem(event.value) is None:
-            return event.value  # most are: no node made
+        text = event.value
+        tag = _plain_tag(text) if event.implicit[0] else _STR  # quoted: a string
+        if tag == _STR and (text.isascii() or text_problem(text) is None):
+            return text  # most are: no node made, no call (ASCII is canonical)
         node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         value, why = _scalar_value(self._constructor, node)
         return _LEAVE if why is not None else value
@@ -395,7 +396,8 @@ class _OnePass:
         outer: list[tuple[Any, FieldPath]] = []  # the collections around ``container``
         container: Any = root
         path: FieldPath = ()
-        key: Any = _KEY  # in a mapping: its key, or _KEY while one is awaited; in a list: None
+        at: Any = _KEY  # in a mapping: the path of the value awaited, or _KEY while a key
+        # is awaited; in a list: None
         count = 1
         while True:
             event = get()
@@ -404,34 +406,36 @@ class _OnePass:
                 if not outer:
                     break
                 container, path = outer.pop()
-                key = _KEY if type(container) is dict else None
+                at = _KEY if type(container) is dict else None
                 continue
             if kind is yaml.AliasEvent or event.anchor is not None or event.tag is not None:
                 return None
-            if key is _KEY:
+            if at is _KEY:
                 key = event.value if kind is _SCALAR else None
-                if key is None or key in container or text_problem(key) is not None or (
+                if key is None or key in container or not (
+                        key.isascii() or text_problem(key) is None) or (
                         event.implicit[0] and _plain_tag(key) in (_NULL, _MERGE)):
                     return None
-                keys[(*path, key)] = event.start_mark
+                at = (*path, key)
+                keys[at] = event.start_mark
                 continue
-            here = (*path, len(container) if key is None else key)
+            here = (*path, len(container)) if at is None else at
             count += 1
             values[here] = event.start_mark
             value = self._scalar(event) if kind is _SCALAR else {} if kind is _MAP_START else []
             if value is _LEAVE or count > VALUES_MAX or (
                     kind is not _SCALAR and len(outer) + 2 > DEPTH_MAX):  # root: depth 1
                 return None
-            if key is None:
+            if at is None:
                 container.append(value)
             else:
-                container[key] = value
+                container[here[-1]] = value
             if kind is not _SCALAR:
                 outer.append((container, path))
                 container, path = value, here
-                key = _KEY if kind is _MAP_START else None
-            elif key is not None:
-                key = _KEY
+                at = _KEY if kind is _MAP_START else None
+            elif at is not None:
+                at = _KEY
         if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent:
             return None  # a second document
         return root
