@@ -418,6 +418,7 @@ class _OnePass:
                     return None
                 at = (*path, key)
                 keys[at] = event.start_mark
+                count += 1  # a key is a value to the count, as ``_expanded`` counts it
                 continue
             here = (*path, len(container)) if at is None else at
             count += 1

@@ -135,3 +135,14 @@ def test_a_one_pass_that_reads_keys_as_the_python_loader_does_not_is_caught(
     monkeypatch.setattr(source, "_NULL", "no such tag")
     fast, full = _read_both(text)
     assert fast != full
+
+
+def test_keys_count_toward_the_values_bound_in_the_one_pass_too() -> None:
+    """``VALUES_MAX`` counts keys and values (``_expanded``): 37,000 one-key mappings are
+    111,003 of them though only 74,002 are values; the one pass refuses the file as the full
+    way does (a one pass that counted values only read it)."""
+    text = "x: [" + "{a: 1}," * 37_000 + "]\n"
+    fast, full = _read_both(text)
+    assert full == ["f.yaml:1:1: the file stands for more than 100000 values once its aliases "
+                    "and merge keys are expanded"]
+    assert fast == full
