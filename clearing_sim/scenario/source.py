@@ -123,12 +123,14 @@ class Mark(Protocol):
     def column(self) -> int: ...
 
 
-@frozen
+@frozen(eq=False)
 class Document:
     """A parsed file: its data and the position of every value and key, by field path.
 
     The positions are the parser's own marks, kept as they come (a ``Location`` is made
-    only for what ``locate`` is asked: most files are never asked)."""
+    only for what ``locate`` is asked: most files are never asked). Marks have no equality
+    of their own, so neither has a document: compare its ``data`` and what ``locate``
+    answers."""
 
     path: str
     data: Any
