@@ -31,10 +31,11 @@ whichever parser is present (issue 30, section 3;
 ``tests/scenario/test_hostile_files.py`` compares the two over the malformed-file fuzz).
 
 Most files need none of that: a plain text whose every value reads without a word to say
-(no anchor, alias, tag, merge key, odd key, duplicate or bad scalar, one document, a
-mapping at the top) is read in one pass over libyaml's events (``_OnePass``): data, marks,
-the depth guard and the value count together, no node graph and no second parse. Anything
-else it meets sends the file the full way above (``_read``, ``_expanded``, ``_Walker``),
+(no tag, odd key, duplicate or bad scalar; one document, a mapping at the top; aliases and
+merge keys of the plain kinds the shipped files use) is read in one pass over libyaml's
+events (``_OnePass``): data, marks, the depth guard and the value count together, no node
+graph and no second parse. Anything else it meets sends the file the full way above
+(``_read``, ``_expanded``, ``_Walker``),
 which words every problem, so the one pass never words one (``tests/scenario/
 test_source.py`` compares the two ways; ``tests/scenario/test_load_pins.py`` pins what
 every shipped file reads to). A ``Document`` keeps the parsers' marks (0-based) and makes
@@ -46,7 +47,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import yaml
 from attrs import frozen
@@ -346,22 +347,48 @@ def _too_big(path: str, message: str) -> ScenarioInvalid:
     return ScenarioInvalid(path, [Problem(path, Location(1, 1), "", message)])
 
 
+class _Recording:
+    """The marks the walk of an anchored node writes (paths relative to it, in order, a
+    key's mark or a value's), to be written again wherever an alias walks it again."""
+
+    __slots__ = ("count", "merges", "name", "start", "writes")
+
+    def __init__(self, name: str, start: int, count: int) -> None:
+        self.name, self.start, self.count = name, start, count
+        self.writes: list[tuple[FieldPath, Mark, bool]] = []
+        self.merges = False  # a merge key inside: the full way walks it otherwise again
+
+
+class _Anchor(NamedTuple):
+    value: Any
+    writes: list[tuple[FieldPath, Mark, bool]]
+    size: int  # values and keys, as ``_expanded`` counts them
+    depth: int  # the longest path inside
+    merges: bool
+
+
 class _OnePass:
     """A plain file read in one pass over libyaml's events: the data and every mark, with
     the depth guard and the value count on the way; no node graph, no second parse.
 
-    It reads only what needs no judgement: no anchor, alias, tag, merge key, non-string or
-    null key, duplicate key, non-canonical text, unreadable or oversized number, a mapping
-    at the top, one document. Anything else answers ``None`` and ``parse_yaml`` reads the
-    file the full way (``_read`` and ``_Walker``), which words every problem; so this pass
-    never words one, and what it answers is what the full way answers
-    (``tests/scenario/test_load_pins.py``, ``tests/scenario/test_source.py``)."""
+    It reads only what needs no judgement: no tag, non-string or null key, duplicate key,
+    non-canonical text, unreadable or oversized number, a mapping at the top, one document;
+    an alias only to a node read before that holds no merge key, a merge key only first in
+    its mapping and naming such a mapping. Anything else answers ``None`` and
+    ``parse_yaml`` reads the file the full way (``_read`` and ``_Walker``), which words
+    every problem; so this pass never words one, and what it answers is what the full way
+    answers (``tests/scenario/test_load_pins.py``, ``tests/scenario/test_source.py``). An
+    alias writes again the marks its anchor's walk wrote, as the walker walks the anchored
+    node again: a value's mark only where none is yet (a merged value keeps its anchor's),
+    a key's always."""
 
     def __init__(self, loader: type[yaml.CSafeLoader]) -> None:
         self.loader = loader
         self.values: dict[FieldPath, Mark] = {}
         self.keys: dict[FieldPath, Mark] = {}
         self._constructor = SafeConstructor()
+        self.anchors: dict[str, _Anchor | None] = {}  # None: still open
+        self.open: list[_Recording] = []  # the anchors around the current event
 
     def read(self, text: str) -> Any:
         """The document's data, or ``None`` for a text this pass leaves to the full way."""
@@ -383,6 +410,54 @@ class _OnePass:
         value, why = _scalar_value(self._constructor, node)
         return _LEAVE if why is not None else value
 
+    def _record(self, path: FieldPath, mark: Mark, key: bool) -> None:
+        for recording in self.open:
+            recording.writes.append((path[recording.start:], mark, key))
+
+    def _replay(self, writes: list[tuple[FieldPath, Mark, bool]], at: FieldPath) -> None:
+        values, keys = self.values, self.keys
+        for relative, mark, key in writes:
+            path = at + relative
+            if key:
+                keys[path] = mark
+            elif path not in values:
+                values[path] = mark
+            if self.open:
+                self._record(path, mark, key)
+
+    def _close(self, value: Any, count: int) -> None:
+        recording = self.open.pop()
+        depth = max(len(path) for path, _, _ in recording.writes)
+        self.anchors[recording.name] = _Anchor(value, recording.writes,
+                                               count - recording.count, depth,
+                                               recording.merges)
+
+    def _alias(self, event: Any, at: FieldPath, mapping: bool = False) -> _Anchor | None:
+        """What an alias at ``at`` names, its marks written; None where the full way must
+        read it (undefined, still open, holding a merge key, too deep, not a mapping to
+        merge)."""
+        if type(event) is not yaml.AliasEvent or event.anchor is None:
+            return None
+        found = self.anchors.get(event.anchor)
+        if found is None or found.merges or len(at) + found.depth > DEPTH_MAX or (
+                mapping and type(found.value) is not dict):
+            return None
+        self._replay(found.writes[1:] if mapping else found.writes, at)
+        return found
+
+    def _merge(self, event: Any, path: FieldPath,
+               container: dict[str, Any]) -> tuple[set[str], int] | None:
+        """A merge key's pairs put first in ``container``, as ``flatten_mapping`` puts them;
+        the keys merged and how many values the merge key and its source count, or None."""
+        found = self._alias(event, path, mapping=True)
+        if found is None:
+            return None
+        for key, value in found.value.items():
+            container[key] = _copy(value)
+        for recording in self.open:
+            recording.merges = True
+        return set(found.value), 1 + found.size
+
     def _events(self, parser: yaml.CSafeLoader) -> Any:
         get: Callable[[], Any] = parser.get_event  # events typed loosely: read by their kind
         get()  # the stream's start
@@ -392,12 +467,15 @@ class _OnePass:
         if type(first) is not _MAP_START or first.anchor is not None or first.tag is not None:
             return None  # the full way says what a document that is not a mapping is
         root: dict[str, Any] = {}
-        values, keys = self.values, self.keys
+        values, keys, opened = self.values, self.keys, self.open
         assert first.start_mark is not None  # libyaml marks every event
         values[()] = first.start_mark
-        outer: list[tuple[Any, FieldPath]] = []  # the collections around ``container``
+        #: the collections around ``container``, each with its keys merged and its anchor
+        outer: list[tuple[Any, FieldPath, set[str] | None, _Recording | None]] = []
         container: Any = root
         path: FieldPath = ()
+        merged: set[str] | None = None  # keys a merge put in ``container``, not yet written
+        anchor: _Recording | None = None  # the anchor on ``container``
         at: Any = _KEY  # in a mapping: the path of the value awaited, or _KEY while a key
         # is awaited; in a list: None
         count = 1
@@ -405,43 +483,88 @@ class _OnePass:
             event = get()
             kind = type(event)
             if kind is _MAP_END or kind is _SEQ_END:
+                if anchor is not None:
+                    self._close(container, count)
                 if not outer:
                     break
-                container, path = outer.pop()
+                container, path, merged, anchor = outer.pop()
                 at = _KEY if type(container) is dict else None
                 continue
-            if kind is yaml.AliasEvent or event.anchor is not None or event.tag is not None:
+            if kind is not yaml.AliasEvent and event.tag is not None:
                 return None
             if at is _KEY:
-                key = event.value if kind is _SCALAR else None
-                if key is None or key in container or not (
-                        key.isascii() or text_problem(key) is None) or (
-                        event.implicit[0] and _plain_tag(key) in (_NULL, _MERGE)):
+                key = event.value if kind is _SCALAR and event.anchor is None else None
+                if key is None or not (key.isascii() or text_problem(key) is None):
                     return None
+                tag = _plain_tag(key) if event.implicit[0] else _STR
+                if tag == _MERGE and not container and merged is None:
+                    merge = self._merge(get(), path, container)
+                    if merge is None:
+                        return None
+                    merged, size = merge
+                    count += size
+                    continue
+                if tag in (_NULL, _MERGE) or (key in container and (
+                        merged is None or key not in merged)):
+                    return None
+                if merged is not None:
+                    merged.discard(key)
                 at = (*path, key)
                 keys[at] = event.start_mark
+                if opened:
+                    self._record(at, event.start_mark, True)
                 count += 1  # a key is a value to the count, as ``_expanded`` counts it
                 continue
             here = (*path, len(container)) if at is None else at
-            count += 1
-            values[here] = event.start_mark
-            value = self._scalar(event) if kind is _SCALAR else {} if kind is _MAP_START else []
+            if kind is yaml.AliasEvent:
+                found = self._alias(event, here)
+                if found is None:
+                    return None
+                count += found.size
+                value = _copy(found.value)
+            else:
+                if event.anchor is not None:
+                    if event.anchor in self.anchors:
+                        return None  # a second anchor of one name: the composer's error
+                    self.anchors[event.anchor] = None
+                    opened.append(_Recording(event.anchor, len(here), count))
+                count += 1
+                if here not in values:
+                    values[here] = event.start_mark
+                if opened:
+                    self._record(here, event.start_mark, False)
+                value = self._scalar(event) if kind is _SCALAR else {} if kind is _MAP_START \
+                    else []
             if value is _LEAVE or count > VALUES_MAX or (
-                    kind is not _SCALAR and len(outer) + 2 > DEPTH_MAX):  # root: depth 1
+                    kind is not _SCALAR and kind is not yaml.AliasEvent
+                    and len(outer) + 2 > DEPTH_MAX):  # root: depth 1
                 return None
             if at is None:
                 container.append(value)
             else:
                 container[here[-1]] = value
-            if kind is not _SCALAR:
-                outer.append((container, path))
-                container, path = value, here
+            if kind is _MAP_START or kind is yaml.SequenceStartEvent:
+                outer.append((container, path, merged, anchor))
+                container, path, merged = value, here, None
+                anchor = opened[-1] if event.anchor is not None else None
                 at = _KEY if kind is _MAP_START else None
-            elif at is not None:
+                continue
+            if event.anchor is not None and kind is _SCALAR:
+                self._close(value, count)
+            if at is not None:
                 at = _KEY
         if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent:
             return None  # a second document
         return root
+
+
+def _copy(value: Any) -> Any:
+    """A fresh copy of read data, as the walker builds a value anew at every alias."""
+    if type(value) is dict:
+        return {key: _copy(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_copy(item) for item in value]
+    return value
 
 
 @lru_cache(maxsize=4096)
