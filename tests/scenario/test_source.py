@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clearing_sim.scenario import source
+from clearing_sim.scenario import one_pass, source
 from clearing_sim.scenario.errors import Location, ScenarioInvalid
 from clearing_sim.scenario.source import field_path, iter_paths, parse_yaml
 from tests.scenario.test_hostile_files import _texts
@@ -132,7 +132,7 @@ def test_a_one_pass_that_reads_keys_as_the_python_loader_does_not_is_caught(
     """Mutant: the one pass takes a ``null`` key (the full way refuses it) as the text."""
     text = "scenario: x\n~: 1\n"
     assert _read_both(text)[0] == _read_both(text)[1]
-    monkeypatch.setattr(source, "_NULL", "no such tag")
+    monkeypatch.setattr(one_pass, "NULL_TAG", "no such tag")
     fast, full = _read_both(text)
     assert fast != full
 
@@ -194,11 +194,11 @@ def test_an_alias_to_a_node_holding_a_merge_key_is_left_to_the_full_way(
     assert full == ["f.yaml:2:16: n.a: duplicate key 'a' (first at line 1); expected each "
                     "key once"]
     assert fast == full
-    close = source._OnePass._close
+    close = one_pass._OnePass._close
 
-    def forgetful(self: source._OnePass, value: object, count: int) -> None:
+    def forgetful(self: one_pass._OnePass, value: object, count: int) -> None:
         self.open[-1].merges = False
         close(self, value, count)
 
-    monkeypatch.setattr(source._OnePass, "_close", forgetful)
+    monkeypatch.setattr(one_pass._OnePass, "_close", forgetful)
     assert _read_both(text)[0] != full
