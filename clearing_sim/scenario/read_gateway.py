@@ -69,11 +69,12 @@ def read_gateway(r: Reader, raw: dict[str, Any], path: FieldPath) \
         -> tuple[tuple[str, str | int], ...]:
     """The issuer's ``gateway`` fields (wire names, sorted), TLS file paths resolved."""
     gateway = dict(r.get(raw, path, "gateway") or {})
-    folder = _folder(r)
+    folder: list[Path | None] = []  # the file system asked only where a file is named
     for name in TLS_FILE_FIELDS:
         value = gateway.get(name)
         if isinstance(value, str) and not r.broken((*path, "gateway", name)):
-            resolved = _resolved(r, value, (*path, "gateway", name), folder)
+            folder = folder or [_folder(r)]
+            resolved = _resolved(r, value, (*path, "gateway", name), folder[0])
             if resolved is not None:
                 gateway[name] = resolved
     return tuple(sorted(gateway.items()))

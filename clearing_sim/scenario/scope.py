@@ -16,13 +16,33 @@ from typing import Any
 from attrs import define, field
 
 from clearing_sim.scenario.reading import ATTRIBUTES, Reader, Symbols
-from clearing_sim.scenario.source import FieldPath, iter_paths
+from clearing_sim.scenario.source import FieldPath
 from clearing_sim.scenario.templates import NOW, TemplateError, references
 
 __all__ = ["Scope"]
 
 _KIND_WORDS = {("member", "issuer"): "participant", ("member", "issuer", "agent"):
                "participant or agent", ("webhook",): "webhook subscription"}
+
+
+def _templated(value: Any, path: FieldPath,
+               found: list[tuple[FieldPath, str]] | None = None) -> list[tuple[FieldPath, str]]:
+    """Every (path, string) holding ``${`` inside ``value``, depth first (as ``iter_paths``
+    visits them); other values are passed over without a path made for each."""
+    found = [] if found is None else found
+    if isinstance(value, str):
+        if "${" in value:
+            found.append((path, value))
+        return found
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(item, str):
+            if "${" in item:
+                found.append(((*path, key), item))
+        elif isinstance(item, dict | list):
+            _templated(item, (*path, key), found)
+    return found
 
 
 @define
@@ -49,9 +69,7 @@ class Scope:
 
     def check_references(self, r: Reader, path: FieldPath, raw: Any) -> None:
         """Every ``${…}`` inside ``raw`` must parse and name something defined by now."""
-        for where, value in iter_paths(raw, path):
-            if not isinstance(value, str) or "${" not in value:
-                continue
+        for where, value in _templated(raw, path):
             try:
                 found = list(references(value))
             except TemplateError as error:

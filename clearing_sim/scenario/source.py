@@ -1,6 +1,6 @@
 """YAML text → plain JSON-like data, keeping the line and column of every node.
 
-Public names: ``Document``, ``FieldPath``, ``field_path``, ``iter_paths``, ``parse_yaml``,
+Public names: ``Document``, ``FieldPath``, ``Mark``, ``field_path``, ``iter_paths``, ``parse_yaml``,
 ``TEXT_CHARS_MAX``, ``VALUES_MAX``, ``INT_DIGITS_MAX``, ``DEPTH_MAX``.
 
 PyYAML composes the text into nodes that carry their start marks; this module walks the nodes
@@ -29,11 +29,21 @@ no last newline a line further. So libyaml reads only a text with none of those
 Python loader; every problem is worded, and placed, exactly as the Python loader words it,
 whichever parser is present (issue 30, section 3;
 ``tests/scenario/test_hostile_files.py`` compares the two over the malformed-file fuzz).
+
+Most files need none of that: a plain text whose every value reads without a word to say
+(no tag, odd key, duplicate or bad scalar; one document, a mapping at the top; aliases and
+merge keys of the plain kinds the shipped files use) is read in one pass over libyaml's
+events (``scenario/one_pass.py``): data, marks, the depth guard and the value count
+together, no node graph and no second parse. Anything else it meets sends the file the
+full way above (``_read``, ``_expanded``, ``_Walker``), which words every problem, so the
+one pass never words one (``tests/scenario/test_source.py`` compares the two ways;
+``tests/scenario/test_load_pins.py`` pins what every shipped file reads to). A
+``Document`` keeps the parsers' marks (0-based) and makes a 1-based ``Location`` only for
+what is asked of ``locate``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,28 +53,47 @@ from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from clearing_sim.scenario.errors import Location, Problem, ScenarioInvalid
+from clearing_sim.scenario.one_pass import read_plain
+from clearing_sim.scenario.yaml_scalars import (
+    DEPTH_MAX,
+    INT_DIGITS_MAX,
+    MERGE_TAG,
+    NULL_TAG,
+    VALUES_MAX,
+    FieldPath,
+    Mark,
+    plain_tag,
+    scalar_value,
+)
 from clearing_sim.service.body import text_problem
 
 __all__ = ["DEPTH_MAX", "FAST_LOADER", "INT_DIGITS_MAX", "TEXT_CHARS_MAX", "VALUES_MAX",
-           "Document", "FieldPath", "field_path", "iter_paths", "parse_yaml"]
+           "Document", "FieldPath", "Mark", "field_path", "iter_paths", "parse_yaml"]
+
+
+def _fast_loader() -> type[yaml.CSafeLoader] | None:
+    base: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+    if base is None:
+        return None
+
+    class Loader(base):  # type: ignore[valid-type, misc]
+        """libyaml's safe loader, its composer resolving a plain scalar's tag once per
+        distinct text (``yaml_scalars.plain_tag``) instead of once per scalar."""
+
+        def resolve(self, kind: type[Node], value: Any, implicit: Any) -> str:
+            if kind is ScalarNode and implicit[0]:
+                return plain_tag(value)
+            tag: str = super().resolve(kind, value, implicit)
+            return tag
+
+    return Loader
+
 
 #: libyaml's safe loader where PyYAML has it (None: the Python loader reads every file)
-FAST_LOADER: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+FAST_LOADER: type[yaml.CSafeLoader] | None = _fast_loader()
 
 TEXT_CHARS_MAX = 1 << 18  # 256 KiB: sixteen times the largest shipped scenario file
-VALUES_MAX = 100_000  # values after alias and merge expansion
-DEPTH_MAX = 64  # nested lists and mappings; a scenario's deepest is under 10
-INT_DIGITS_MAX = 30
-_INT = "tag:yaml.org,2002:int"
-
-FieldPath = tuple[str | int, ...]
-
-_STR = "tag:yaml.org,2002:str"
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
-_MERGE = "tag:yaml.org,2002:merge"
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
-_SCALAR_TAGS = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
-                "tag:yaml.org,2002:float", _STR)
 
 
 def field_path(path: FieldPath) -> str:
@@ -82,24 +111,28 @@ def _location(node: Node) -> Location:
     return Location(node.start_mark.line + 1, node.start_mark.column + 1)
 
 
-@frozen
+@frozen(eq=False)
 class Document:
-    """A parsed file: its data and the position of every value and key, by field path."""
+    """A parsed file: its data and the position of every value and key, by field path.
+
+    The positions are the parser's own marks, kept as they come (a ``Location`` is made
+    only for what ``locate`` is asked: most files are never asked). Marks have no equality
+    of their own, so neither has a document: compare its ``data`` and what ``locate``
+    answers."""
 
     path: str
     data: Any
-    values: dict[FieldPath, Location]
-    keys: dict[FieldPath, Location]
+    values: dict[FieldPath, Mark]
+    keys: dict[FieldPath, Mark]
 
     def locate(self, path: FieldPath, *, key: bool = False) -> Location:
         """Where ``path`` is (its key when ``key``); else where its nearest ancestor is."""
-        if key and path in self.keys:
-            return self.keys[path]
-        for end in range(len(path), -1, -1):
+        found = self.keys.get(path) if key else None
+        end = len(path)
+        while found is None and end >= 0:
             found = self.values.get(path[:end])
-            if found is not None:
-                return found
-        return Location(1, 1)
+            end -= 1
+        return Location(1, 1) if found is None else Location(found.line + 1, found.column + 1)
 
     def problem_at(self, path: FieldPath, message: str, *, key: bool = False) -> Problem:
         return Problem(self.path, self.locate(path, key=key), field_path(path), message)
@@ -108,8 +141,8 @@ class Document:
 class _Walker:
     def __init__(self, path: str) -> None:
         self.path = path
-        self.values: dict[FieldPath, Location] = {}
-        self.keys: dict[FieldPath, Location] = {}
+        self.values: dict[FieldPath, Mark] = {}
+        self.keys: dict[FieldPath, Mark] = {}
         self.problems: list[Problem] = []
         self._constructor = SafeConstructor()
 
@@ -118,7 +151,7 @@ class _Walker:
 
     def walk(self, node: Node, path: FieldPath) -> Any:
         if path not in self.values:
-            self.values[path] = _location(node)
+            self.values[path] = node.start_mark
         if isinstance(node, ScalarNode):
             return self._scalar(node, path)
         if node.tag not in _COLLECTION_TAGS:
@@ -131,31 +164,13 @@ class _Walker:
         return [self.walk(item, (*path, i)) for i, item in enumerate(node.value)]
 
     def _scalar(self, node: ScalarNode, path: FieldPath) -> Any:
-        why = text_problem(node.value)
+        value, why = scalar_value(self._constructor, node)
         if why is not None:
-            self.report(node, path, f"the text {why}")
-            return None
-        if node.tag == _STR or node.tag == _TIMESTAMP:
-            return node.value  # what the constructor answers for a string, without its calls
-        if node.tag not in _SCALAR_TAGS:
-            self.report(node, path, f"YAML tag {node.tag} is not allowed here; "
-                        "expected plain JSON values (strings, numbers, booleans, null)")
-            return None
-        if node.tag == _INT and sum(c.isdigit() for c in node.value) > INT_DIGITS_MAX:
-            self.report(node, path, f"an integer of more than {INT_DIGITS_MAX} digits")
-            return None
-        try:
-            value = self._constructor.construct_object(node, deep=True)
-        except (ConstructorError, ValueError) as error:
-            self.report(node, path, f"cannot be read: {str(error)[:200]}")
-            return None
-        if isinstance(value, float) and not math.isfinite(value):
-            self.report(node, path, f"expected a finite number, got {node.value}")
-            return None
+            self.report(node, path, why)
         return value
 
     def _mapping(self, node: MappingNode, path: FieldPath) -> dict[str, Any]:
-        explicit = sum(1 for key, _ in node.value if key.tag != _MERGE)
+        explicit = sum(1 for key, _ in node.value if key.tag != MERGE_TAG)
         try:
             self._constructor.flatten_mapping(node)  # resolves << merge keys in place
         except ConstructorError as error:
@@ -165,22 +180,22 @@ class _Walker:
                                          str(error.problem)))
             return {}
         result: dict[str, Any] = {}
-        first: dict[str, Location] = {}
+        first: dict[str, Mark] = {}
         merged = len(node.value) - explicit  # merged pairs come first; later ones override
         from_merge: set[str] = set()  # keys whose value so far came from a << merge
         for i, (key_node, value_node) in enumerate(node.value):
-            if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:null":
+            if not isinstance(key_node, ScalarNode) or key_node.tag == NULL_TAG:
                 self.report(key_node, path, "a mapping key must be a plain string")
                 continue
             key = key_node.value
-            here = _location(key_node)
+            here = key_node.start_mark
             why = text_problem(key)
             if why is not None:
                 self.report(key_node, path, f"a mapping key {why}")
                 continue
             if key in first and key not in from_merge:
                 self.report(key_node, (*path, key),
-                            f"duplicate key {key!r} (first at line {first[key].line}); "
+                            f"duplicate key {key!r} (first at line {first[key].line + 1}); "
                             "expected each key once")
                 continue
             if i < merged:
@@ -298,6 +313,13 @@ def _too_big(path: str, message: str) -> ScenarioInvalid:
     return ScenarioInvalid(path, [Problem(path, Location(1, 1), "", message)])
 
 
+def _one_pass(text: str) -> Document | None:
+    if FAST_LOADER is None or not _plain(text):
+        return None
+    found = read_plain(text, FAST_LOADER)
+    return None if found is None else Document("", *found)
+
+
 def parse_yaml(text: str, path: str) -> Document:
     """Parse one YAML document; ``ScenarioInvalid`` with every problem found on the way."""
     if len(text) > TEXT_CHARS_MAX:
@@ -305,6 +327,9 @@ def parse_yaml(text: str, path: str) -> Document:
     why = text_problem(text)
     if why is not None and "Normalization" not in why:
         raise _too_big(path, f"the file {why}")
+    fast = _one_pass(text)
+    if fast is not None:
+        return Document(path, fast.data, fast.values, fast.keys)
     node = _read(text, path)
     if node is None:
         raise ScenarioInvalid(path, [Problem(path, Location(1, 1), "",

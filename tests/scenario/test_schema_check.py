@@ -105,7 +105,7 @@ def test_a_check_that_forgets_a_keyword_disagrees(monkeypatch: pytest.MonkeyPatc
 
     def forgetful(self: schema_check._Check, root: Any) -> None:
         init(self, root)
-        self.keywords["additionalProperties"] = lambda v, i, s: True
+        self.keywords["additionalProperties"] = lambda value, schema: lambda i: True
 
     monkeypatch.setattr(schema_check._Check, "__init__", forgetful)
     assert _agree(data) is not None
