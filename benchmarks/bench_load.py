@@ -1,4 +1,4 @@
-"""Benchmark: the CPU time of loading ``scenarios/`` (``cli._load_all``), paired (issue 30 §3).
+"""Benchmark: the CPU time of loading every file of ``scenarios/``, paired (issue 30 §3).
 
 Run:  python benchmarks/bench_load.py [--against OTHER_CHECKOUT] [--pairs N] [--reps R]
 
@@ -22,12 +22,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 _ONE_SIDE = """
 import statistics, sys, time
-import clearing_sim.cli as cli
-cli._load_all(("scenarios",))
+from clearing_sim.scenario.loader import collect, load_scenario
+def load_all():
+    return [load_scenario(found) for found in collect(("scenarios",))]
+load_all()
 times = []
 for _ in range(int(sys.argv[1])):
     start = time.process_time()
-    cli._load_all(("scenarios",))
+    load_all()
     times.append(time.process_time() - start)
 print(statistics.median(times))
 """
