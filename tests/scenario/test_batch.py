@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,14 +16,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clearing_sim.scenario.batch import Batch, shares
+from clearing_sim.scenario.batch import shares
 from clearing_sim.scenario.errors import (
-    ScenarioError,
     ScenarioInvalid,
     ScenarioNotFound,
     ScenarioUnreadable,
 )
-from clearing_sim.scenario.model import Scenario
 from tests.scenario.kit import BASE, with_steps
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,36 +70,40 @@ def _names(tmp_path: Path, count: int) -> list[str]:
     return [str(folder)]
 
 
-def _slow_first(scenario: Scenario, count: int) -> tuple[str, int, int]:
-    if scenario.name == "s00":
-        time.sleep(0.3)  # the first file finishes last
-    return scenario.name, count, os.getpid()
+def _batch(paths: list[str], play: str, jobs: int, keyword: str | None = None) -> dict:
+    """What ``tests/scenario/batch_driver.py`` answers for this batch, run in a fresh process
+    (one thread: it may fork, whatever threads this test process holds)."""
+    request = {"paths": paths, "play": play, "jobs": jobs, "keyword": keyword}
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("batch_driver.py")),
+                           json.dumps(request)], cwd=ROOT, capture_output=True, text=True,
+                          check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def _workers(answer: dict) -> set[int]:
+    pids = {pid for _, _, pid in answer["answers"]}
+    assert answer["parent"] not in pids  # played in forked workers, not in the process
+    return pids
 
 
 @FORKS
 def test_answers_come_in_file_order_from_several_processes(tmp_path: Path) -> None:
-    with Batch(_names(tmp_path, 7), _slow_first, jobs=3) as batch:
-        assert batch.load() == []
-        answers = list(batch.results())
-    assert [name for name, _, _ in answers] == [f"s{i:02d}" for i in range(7)]
-    assert {count for _, count, _ in answers} == {7}
-    assert len({pid for _, _, pid in answers}) == 3 and os.getpid() not in \
-        {pid for _, _, pid in answers}
+    answer = _batch(_names(tmp_path, 7), "slow_first", jobs=3)
+    assert answer["errors"] == []
+    assert [name for name, _, _ in answer["answers"]] == [f"s{i:02d}" for i in range(7)]
+    assert {count for _, count, _ in answer["answers"]} == {7}
+    assert len(_workers(answer)) == 3
 
 
 @FORKS
 def test_the_keyword_counts_over_every_worker(tmp_path: Path) -> None:
-    with Batch(_names(tmp_path, 6), _slow_first, keyword="s0", jobs=2) as batch:
-        assert batch.load() == []
-        assert [(n, c) for n, c, _ in batch.results()] == [(f"s{i:02d}", 6) for i in range(6)]
-    with Batch(_names(tmp_path / "b", 6) if (tmp_path / "b").mkdir() is None else [],
-               _slow_first, keyword="s03", jobs=2) as batch:
-        assert batch.load() == []
-        assert [(n, c) for n, c, _ in batch.results()] == [("s03", 1)]
-
-
-def _never(scenario: Scenario, count: int) -> None:
-    raise AssertionError("a batch with a bad file must play nothing")
+    paths = _names(tmp_path, 6)
+    every = _batch(paths, "slow_first", jobs=2, keyword="s0")
+    assert [(n, c) for n, c, _ in every["answers"]] == [(f"s{i:02d}", 6) for i in range(6)]
+    assert len(_workers(every)) == 2
+    one = _batch(paths, "slow_first", jobs=2, keyword="s03")
+    assert [(n, c) for n, c, _ in one["answers"]] == [("s03", 1)]
 
 
 @FORKS
@@ -113,25 +114,19 @@ def test_a_bad_file_in_any_share_means_nothing_is_played(tmp_path: Path, jobs: i
     (folder / "s02.yaml").write_text(BASE.replace("world: {seed: 1}", "world: {seed: one}"),
                                      encoding="utf-8")
     (folder / "s04.yaml").write_bytes(b"\xff\xfe not utf-8")
-    with Batch([*paths, str(tmp_path / "missing.yaml")], _never, jobs=jobs) as batch:
-        errors = batch.load()
-    assert [type(e) for e in errors] == [ScenarioInvalid, ScenarioUnreadable, ScenarioNotFound]
-    assert [e.path for e in errors] == [str(folder / "s02.yaml"), str(folder / "s04.yaml"),
-                                        str(tmp_path / "missing.yaml")]
-    assert all(isinstance(e, ScenarioError) for e in errors)
-
-
-def _fails(scenario: Scenario, count: int) -> None:
-    raise OSError(28, "No space left on device", f"/full/{scenario.name}.jsonl")
+    answer = _batch([*paths, str(tmp_path / "missing.yaml")], "never", jobs=jobs)
+    assert answer["errors"] == [["ScenarioInvalid", str(folder / "s02.yaml")],
+                                ["ScenarioUnreadable", str(folder / "s04.yaml")],
+                                ["ScenarioNotFound", str(tmp_path / "missing.yaml")]]
+    assert "answers" not in answer and "raised" not in answer
 
 
 @FORKS
 def test_what_a_worker_meets_reaches_the_parent_as_itself(tmp_path: Path) -> None:
-    with Batch(_names(tmp_path, 4), _fails, jobs=2) as batch:
-        assert batch.load() == []
-        with pytest.raises(OSError, match="No space left") as raised:
-            list(batch.results())
-    assert raised.value.filename in {f"/full/s{i:02d}.jsonl" for i in range(4)}  # the first told
+    answer = _batch(_names(tmp_path, 4), "fails", jobs=2)
+    kind, filename, cause = answer["raised"]
+    assert (kind, cause) == ("OSError", "ChildFailed")  # the worker's traceback as its cause
+    assert filename in {f"/full/s{i:02d}.jsonl" for i in range(4)}  # the first told
 
 
 # the command, in real processes --------------------------------------------------------------
