@@ -1,6 +1,6 @@
 """Work split over forked processes, each answering its parent as it goes.
 
-Public names: ``ChildFailed``, ``Forks``, ``can_fork``, ``default_jobs``.
+Public names: ``ChildFailed``, ``Forks``, ``Link``, ``can_fork``, ``default_jobs``.
 
 ``Forks(shares, work)`` forks one child per share. A child runs ``work(share, link)`` on the
 memory it was forked with (nothing is imported again, nothing of the work is pickled), sends
@@ -34,7 +34,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-__all__ = ["ChildFailed", "Forks", "can_fork", "default_jobs"]
+__all__ = ["ChildFailed", "Forks", "Link", "can_fork", "default_jobs"]
 
 Share = TypeVar("Share")
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from clearing_sim.scenario.batch import shares
@@ -186,10 +186,26 @@ def test_bad_files_are_refused_alike_with_one_job_or_two(tmp_path: Path) -> None
     assert not list(tmp_path.glob("log*.jsonl"))  # nothing was run
 
 
-def test_jobs_must_be_a_whole_number_from_one_or_auto() -> None:
+@settings(max_examples=150, deadline=None)
+@example("²")
+@given(st.one_of(st.text(max_size=12), st.integers(-5, 5).map(str),
+                 st.sampled_from(["auto", " AUTO ", "1.5", "0", "-2", "two", "1e3", "\x00"])))
+def test_any_jobs_value_runs_or_is_refused_as_a_bad_option(value: str) -> None:
+    """``-j`` takes a whole number from 1 or ``auto``; anything else is click's usage error,
+    exit 2, naming what it takes, and nothing runs: never a traceback."""
     from click.testing import CliRunner
 
     from clearing_sim.cli import main
-    for bad in ("0", "-2", "two", "1.5"):
-        result = CliRunner().invoke(main, ["run", "scenarios/", "-j", bad])
-        assert result.exit_code == 2 and "nor 'auto'" in result.output, bad
+    result = CliRunner().invoke(main, ["run", "scenarios/silence-parks-exactly-at-sla.yaml",
+                                       "-j", value])
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    try:
+        valid = int(value) >= 1
+    except ValueError:
+        valid = value.strip().lower() == "auto"
+    if valid:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 2 and "nor 'auto'" in result.output, result.output
+        assert "PASS" not in result.output
