@@ -258,27 +258,28 @@ def sweep(file: Path, seeds: tuple[int, ...] | None, workers: int, dask_address:
         click.echo("note: Ctrl-C cannot stop this sweep (it was started in the background "
                    "without job control); `kill PID` stops it the same way, keeping the "
                    "finished runs and printing the command that resumes it", err=True)
-    with _bad_input(), term_as_interrupt(), terminal_bar("runs", 1) as bar:
-        def progress(done: int, total: int) -> None:
-            if bar is not None:
-                bar(done, total=total)
-            state["done"] = done
+    try:  # outside term_as_interrupt: a signal pending while blocked is raised as it enters
+        with _bad_input(), term_as_interrupt(), terminal_bar("runs", 1) as bar:
+            def progress(done: int, total: int) -> None:
+                if bar is not None:
+                    bar(done, total=total)
+                state["done"] = done
 
-        try:
-            result = run_sweep(plan, workers=workers, dask=dask_address, out=out,
-                               progress=progress)
-        except KeyboardInterrupt as stop:
-            how = "terminated" if isinstance(stop, Terminated) else "interrupted"
-            click.echo(f"\n{how} after {state['done']} run(s); the finished ones are "
-                       f"kept in {out}; resume with:\n  "
-                       f"{_resume_command(file, seeds, workers, dask_address, out)}", err=True)
-            raise click.exceptions.Exit(143 if isinstance(stop, Terminated) else 130) from None
-        except (OSError, ValueError) as error:
-            if dask_address is None:
-                raise
-            click.echo(f"\nError: cannot use the Dask scheduler at {dask_address}: {error}",
-                       err=True)
-            raise click.exceptions.Exit(2) from None
+            try:
+                result = run_sweep(plan, workers=workers, dask=dask_address, out=out,
+                                   progress=progress)
+            except (OSError, ValueError) as error:
+                if dask_address is None:
+                    raise
+                click.echo(f"\nError: cannot use the Dask scheduler at {dask_address}: "
+                           f"{error}", err=True)
+                raise click.exceptions.Exit(2) from None
+    except KeyboardInterrupt as stop:
+        how = "terminated" if isinstance(stop, Terminated) else "interrupted"
+        click.echo(f"\n{how} after {state['done']} run(s); the finished ones are "
+                   f"kept in {out}; resume with:\n  "
+                   f"{_resume_command(file, seeds, workers, dask_address, out)}", err=True)
+        raise click.exceptions.Exit(143 if isinstance(stop, Terminated) else 130) from None
     click.echo(f"sweep {result.name}: {len(result.params)} parameter set(s) × "
                f"{len(result.seeds)} seed(s) = {len(result.runs)} runs; results in {out}")
     click.echo(f"  metrics.parquet ({len(result.metrics)} rows), runs.parquet, digests.csv, "

@@ -9,6 +9,13 @@ closing digest. Inside ``term_as_interrupt`` SIGTERM raises ``Terminated``, a
 exit code can still tell them apart (130 for Ctrl-C, 143 for SIGTERM, as a shell reports
 them). A process that a shell without job control started in the background inherits SIGINT
 ignored: Ctrl-C never reaches it (``sigint_ignored``), and SIGTERM is the way to stop it.
+
+A process can also inherit the two signals *blocked* (the signal mask survives ``fork`` and
+``exec``: a supervisor that spawns from a thread blocking them for ``signalfd`` passes that on).
+Blocked, a signal stays pending for ever: Ctrl-C and ``kill`` would be taken and nothing would
+happen, with no word said. Unlike ignoring SIGINT, nobody blocks them to mean "do not stop":
+``term_as_interrupt`` lifts the block on both for its block, in this thread (the one Python
+runs signal handlers in), and puts the mask back after.
 """
 
 from __future__ import annotations
@@ -28,13 +35,22 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated
 
 
+#: the signals that stop a long command: deliverable inside ``term_as_interrupt``
+_STOPPING = (signal.SIGINT, signal.SIGTERM)
+
+
 @contextmanager
 def term_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises ``Terminated`` inside the block; the handler before it is put back."""
+    """SIGTERM raises ``Terminated`` inside the block, and neither it nor SIGINT is blocked
+    there (see the module); the handler and the signal mask before it are put back."""
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    masks = hasattr(signal, "pthread_sigmask")  # POSIX; Windows has no signal mask
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING) if masks else set()
     try:
         yield
     finally:
+        if masks:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         signal.signal(signal.SIGTERM, previous)
 
 

@@ -249,8 +249,10 @@ def serve(host: str, port: int, seed: int | None, operator_token: str | None,
     if access_log:  # log_level applies to the access logger too: let its lines through
         logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     # uvicorn stops cleanly on SIGINT or SIGTERM, then re-raises the signal to the handler
-    # that was there before: for SIGTERM (kill, a service manager) too, that ends here.
-    with term_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
+    # that was there before: for SIGTERM (kill, a service manager) too, that ends here. A
+    # signal that came while the two were blocked is raised as term_as_interrupt lifts the
+    # block, before the server runs: the outer suppress stops that one as cleanly.
+    with contextlib.suppress(KeyboardInterrupt), term_as_interrupt():
         server.run(sockets=[sock])
     if sim.journal is not None:
         sim.journal.writer.close()

@@ -316,23 +316,49 @@ def test_the_main_group_reaches_the_commands_through_lazy_entries(
     assert result.exit_code == 2 and "Invalid value for '--seeds'" in result.output
 
 
-def _stop_a_sweep(out: Path, stop: signal.Signals, sigint: Any) -> tuple[int, str]:
-    """A real sweep process, started with SIGINT's action ``sigint``, sent ``stop`` once
-    its first run is on disk: its exit code and standard error."""
+def _signal_state(pid: int) -> str:
+    """The kernel's word on a process: its state and its blocked, ignored and caught
+    signals (hex masks, bit N-1 for signal N), from ``/proc``."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError as error:
+        return f"(no /proc status: {error})"
+    return "; ".join(line for line in lines if line.startswith(("State", "Sig")))
+
+
+def _stop_a_sweep(out: Path, stop: signal.Signals, sigint: Any,
+                  blocked: frozenset[signal.Signals] = frozenset()) -> tuple[int, str]:
+    """A real sweep process, started with SIGINT's action ``sigint`` and the signals
+    ``blocked`` blocked (no other), sent ``stop`` once its first run is on disk: its exit
+    code and standard error. A sweep that has not ended 60 s after the signal fails the test
+    with the evidence: its signal state from ``/proc`` and every thread's Python stack
+    (``faulthandler``, dumped on SIGABRT)."""
     root = Path(__file__).resolve().parents[2]
+
+    def start_state() -> None:  # the child's signal state is the test's, not the runner's
+        signal.signal(signal.SIGINT, sigint)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
     process = subprocess.Popen(
         [sys.executable, "-m", "clearing_sim.cli", "sweep", str(INPUTS / "sweep.yaml"),
          "--seeds", "0-200", "--out", str(out)], cwd=root, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(root), "NO_COLOR": "1"},
-        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
+        env={**os.environ, "PYTHONPATH": str(root), "NO_COLOR": "1",
+             "PYTHONFAULTHANDLER": "1"},
+        preexec_fn=start_state)
     try:
         deadline = time.monotonic() + 60
         while not list(out.glob("runs/*/seed-*")) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert process.poll() is None, "the sweep ended before it could be stopped"
         process.send_signal(stop)
-        _, err = process.communicate(timeout=60)
+        try:
+            _, err = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            state = _signal_state(process.pid)
+            process.send_signal(signal.SIGABRT)
+            _, err = process.communicate(timeout=30)
+            pytest.fail(f"the sweep ran on 60 s after {stop.name}; {state}; its stacks:\n{err}")
     finally:
         if process.poll() is None:
             process.kill()
@@ -351,6 +377,21 @@ def test_ctrl_c_on_a_sweep_prints_the_command_that_resumes_it(tmp_path: Path) ->
     assert "Traceback" not in err and "interrupted after" in err
     assert f"resume with:\n  clearing-sim sweep {INPUTS / 'sweep.yaml'} --seeds 0-200 " \
            f"--out {out}" in err
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
+def test_a_sweep_that_inherits_its_stopping_signals_blocked_still_stops_on_them(
+        tmp_path: Path, stop: signal.Signals) -> None:
+    """Started with SIGINT and SIGTERM blocked (a signal mask survives fork and exec: a
+    supervisor spawning from a thread that blocks them passes that on), a sweep still stops
+    on either as it documents. Before, the signal stayed pending and the sweep ran on without
+    a word, which fits the one timeout CI met in the Ctrl-C test above (then its child
+    inherited the runner's mask; it is now given an empty one)."""
+    out = tmp_path / "out"
+    code, err = _stop_a_sweep(out, stop, signal.SIG_DFL,
+                              blocked=frozenset({signal.SIGINT, signal.SIGTERM}))
+    assert code == (130 if stop is signal.SIGINT else 143), err
+    assert "Traceback" not in err and f"--out {out}" in err
 
 
 def test_a_sweep_that_ctrl_c_cannot_reach_says_so_and_stops_on_sigterm(tmp_path: Path) -> None:
