@@ -385,8 +385,9 @@ def test_a_sweep_that_inherits_its_stopping_signals_blocked_still_stops_on_them(
     """Started with SIGINT and SIGTERM blocked (a signal mask survives fork and exec: a
     supervisor spawning from a thread that blocks them passes that on), a sweep still stops
     on either as it documents. Before, the signal stayed pending and the sweep ran on without
-    a word, which fits the one timeout CI met in the Ctrl-C test above (then its child
-    inherited the runner's mask; it is now given an empty one)."""
+    a word. (That is the symptom of the one timeout CI met in the Ctrl-C test above, but not
+    shown to be its cause: the same CI run stopped a forked server with SIGINT later on. The
+    test now gives its child an empty mask and reports the child's state if it hangs.)"""
     out = tmp_path / "out"
     code, err = _stop_a_sweep(out, stop, signal.SIG_DFL,
                               blocked=frozenset({signal.SIGINT, signal.SIGTERM}))
