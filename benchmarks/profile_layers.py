@@ -25,7 +25,7 @@ from clearing_sim.sim.workload import poisson_redeems
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("SimPy kernel (events, heap, resumes) and the light waits",
      ("simpy/", "sim/kernel.py", "sim/timers.py", "_heapq", "method 'send' of 'generator'")),
-    ("saga logic", ("sim/saga.py", "domain/saga.py", "domain/lifecycle.py")),
+    ("saga logic", ("sim/saga.py", "sim/legs.py", "domain/saga.py", "domain/lifecycle.py")),
     ("transaction book and its frozen values",
      ("sim/book.py", "domain/transaction.py", "clearing_sim.domain.transaction",
       "clearing_sim.domain.saga")),

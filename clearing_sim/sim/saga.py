@@ -9,20 +9,8 @@ Earmarked holds the fiat at the RTGS adapter; Burning runs the legs (burn, and m
 swap) under the mode each leg captured at initiation; Settled settles the fiat leg once every
 leg has produced a proof-backed event (Burned, Minted: an on-chain hash).
 
-The Burning step runs its legs in three phases, without knowing where a real issuer holds
-(spec, Issuer instruction statuses: "In Mode 2 the issuer stops at RECEIVED or
-PENDING_APPROVAL and does not execute until the execute call arrives"; docs/semantics.md
-"The swap saga"):
-
-1. instruct: each Mode 2 leg's instruction goes out, burn first; the creation answer is all
-   the saga waits for (an issuer may hold at RECEIVED, PENDING_APPROVAL or APPROVED).
-2. decide-and-move, burn first: a Mode 2 leg is executed (the earmark is confirmed: Burning
-   starts only then) and awaited until COMPLETED; a Mode 3 leg (single-phase: the
-   instruction is the decision and the move) first transfers a burn's locked tokens to the
-   issuer, then is instructed and awaited until COMPLETED. The member's value is taken
-   before any is given.
-3. co-sign: each Mode 1 leg is co-signed on chain by the service, burn first. No issuer can
-   refuse it, so it comes after every issuer's decision.
+The Burning step runs its legs in the order ``sim.legs.plan`` gives: instruct, then
+decide-and-move, then co-sign (see that module).
 
 Outcomes: COMPLETED → next; REJECTED → the automatic unwind (``failed``, parked false):
 instructions never executed are closed at their issuers, the source asset returns to the
@@ -39,11 +27,9 @@ outside (``World``).
 from __future__ import annotations
 
 from collections.abc import Generator
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import simpy
-from attrs import frozen
 
 from clearing_sim.domain.ids import (
     CommandId,
@@ -58,12 +44,29 @@ from clearing_sim.domain.transaction import ChainState, FeeStatus, LegTerms, Rtg
 from clearing_sim.sim.gateway import Gateway
 from clearing_sim.sim.issuer import COMPENSATION_REASON, Snapshot
 from clearing_sim.sim.ledger import ChainLedger, LedgerRefused
+from clearing_sim.sim.legs import (
+    CO_SIGN,
+    COMPENSATE,
+    COMPENSATION_LEG,
+    COMPLETED,
+    DONE,
+    EXECUTE,
+    FAILED,
+    INSTRUCT,
+    MODE_2,
+    MODE_3,
+    POLL,
+    REJECTED,
+    SINGLE,
+    WEBHOOK,
+    LegOutcome,
+    Phase,
+    Sent,
+    plan,
+)
 from clearing_sim.sim.rtgs import RtgsRefused
 from clearing_sim.sim.saga_world import SagaTimings, SagaWorld
 from clearing_sim.sim.timers import first_of
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["LegOutcome", "Phase", "Saga", "SagaTimings", "SagaWorld"]
 
@@ -73,54 +76,6 @@ _S = InstructionStatus
 _DECIDED = (_S.APPROVED, _S.EXECUTING, _S.COMPLETED)
 
 
-class LegOutcome(StrEnum):
-    DONE = "done"
-    RELOCK_REFUSED = "relock_refused"  # Mode 3 after a refund: the member spent the tokens
-    REJECTED = "rejected"
-    FAILED = "failed"
-    SILENCE = "silence"
-
-
-class Phase(StrEnum):
-    INSTRUCT = "instruct"  # Mode 2: the instruction, answered by its creation
-    SINGLE = "single"  # Mode 3: (transfer,) instruct, await COMPLETED
-    EXECUTE = "execute"  # Mode 2: execute, await COMPLETED
-    CO_SIGN = "co-sign"  # Mode 1: the service co-signs the burn or mint
-    COMPENSATE = "compensate"  # Mode 2 source: re-issue a burned amount, await COMPLETED
-
-
-@frozen
-class _Sent:
-    """An instruction the saga is waiting on, and until when."""
-
-    gateway: Gateway
-    instruction_id: str
-    deadline_ms: int
-    phase: Phase
-
-
-#: The members read at every leg and every wake, bound once: on Python 3.11 reading
-#: ``Enum.MEMBER`` goes through ``EnumType.__getattr__``'s slow path (~750 instructions).
-_INSTRUCT, _SINGLE, _EXECUTE = Phase.INSTRUCT, Phase.SINGLE, Phase.EXECUTE
-_CO_SIGN, _COMPENSATE = Phase.CO_SIGN, Phase.COMPENSATE
-_MODE_1, _MODE_2, _MODE_3 = SettlementMode.MODE_1, SettlementMode.MODE_2, SettlementMode.MODE_3
-_DONE = LegOutcome.DONE
-_COMPLETED, _REJECTED, _FAILED = _S.COMPLETED, _S.REJECTED, _S.FAILED
-_WEBHOOK = FeedbackChannel.SIGNED_WEBHOOK
-_POLL = FeedbackChannel.POLLABLE_RESOURCE
-#: The compensating mint's leg name: its idempotency key is UUIDv5(command id, this).
-COMPENSATION_LEG = "compensation"
-
-
-def plan(legs: tuple[LegTerms, ...]) -> list[tuple[Phase, LegTerms]]:
-    """The Burning step's order (legs are burn first): every Mode 2 instruction, then each
-    issuer's decide-and-move, then the Mode 1 co-signatures."""
-    return ([(_INSTRUCT, t) for t in legs if t.mode is _MODE_2]
-            + [(_EXECUTE if t.mode is _MODE_2 else _SINGLE, t) for t in legs
-               if t.mode.has_instructions]
-            + [(_CO_SIGN, t) for t in legs if t.mode is _MODE_1])
-
-
 class Saga:
     """Drives one transaction. ``process`` is the running SimPy process (None when idle)."""
 
@@ -128,7 +83,7 @@ class Saga:
         self.world = world
         self.tx_id = transaction_id
         self.process: simpy.Process | None = None
-        self.pending: dict[str, _Sent] = {}  # leg → instruction awaiting an answer
+        self.pending: dict[str, Sent] = {}  # leg → instruction awaiting an answer
         self.instructed: dict[str, str] = {}  # leg → Mode 2 instruction not executed yet
         self.done_legs: list[str] = []
         self.transferred = False  # Mode 3: the locked tokens sit in the issuer's wallet
@@ -161,7 +116,7 @@ class Saga:
         first leg, in the saga's order of decisions, that is not done and whose issuer has
         not decided yet (APPROVED, EXECUTING or COMPLETED)."""
         for phase, terms in plan(self.tx.legs):
-            if phase in (_EXECUTE, _SINGLE) and terms.leg not in self.done_legs \
+            if phase in (EXECUTE, SINGLE) and terms.leg not in self.done_legs \
                     and not self._decided(terms.leg):
                 return terms
         return None
@@ -171,7 +126,7 @@ class Saga:
         ``failed`` or ``silence`` applies to it): the first leg, in the saga's order of
         decisions, that is not done."""
         for phase, terms in plan(self.tx.legs):
-            if phase in (_EXECUTE, _SINGLE) and terms.leg not in self.done_legs:
+            if phase in (EXECUTE, SINGLE) and terms.leg not in self.done_legs:
                 return terms
         return None
 
@@ -281,22 +236,22 @@ class Saga:
             if chain is not None:
                 self._update(chain=chain)
                 chain = None
-            if terms.leg in self.done_legs or (phase is _INSTRUCT and (
+            if terms.leg in self.done_legs or (phase is INSTRUCT and (
                     terms.leg in self.instructed or terms.leg in self.pending)):
                 continue
-            if phase is _CO_SIGN:
+            if phase is CO_SIGN:
                 yield from self._co_signed(terms)
-                outcome = _DONE
-            elif phase is _INSTRUCT:
+                outcome = DONE
+            elif phase is INSTRUCT:
                 outcome = yield from self._instruct(terms, command_id)
-            elif phase is _EXECUTE:
+            elif phase is EXECUTE:
                 outcome = yield from self._execute(terms, command_id)
             else:
                 outcome = yield from self._leg(terms, command_id)
-            if outcome is not _DONE:
+            if outcome is not DONE:
                 yield from self._stop(terms, outcome)
                 return
-            if phase is not _INSTRUCT:
+            if phase is not INSTRUCT:
                 chain = self._leg_done(terms)
         self._step_done(**({} if chain is None else {"chain": chain}))
         yield from self._settle()
@@ -332,12 +287,12 @@ class Saga:
                               issuerId=terms.issuer_id, idempotencyKey=body["idempotencyKey"])
         snap = yield from gateway.post_instruction(terms.leg, body, terms.mode,
                                                    profile.feedback_channel)
-        if snap.status is _REJECTED:
+        if snap.status is REJECTED:
             return LegOutcome.REJECTED
-        if snap.status is _FAILED:
+        if snap.status is FAILED:
             return LegOutcome.FAILED
         self.instructed[terms.leg] = snap.instruction_id
-        return _DONE
+        return DONE
 
     def _leg(self, terms: LegTerms, command_id: CommandId) -> Proc:
         """Run a Mode 3 leg: transfer the burn's tokens first, instruct, await COMPLETED
@@ -359,18 +314,18 @@ class Saga:
                               deadlineMs=deadline)
         snap = yield from gateway.post_instruction(terms.leg, body, terms.mode,
                                                    profile.feedback_channel)
-        sent = self.pending[terms.leg] = _Sent(gateway, snap.instruction_id, deadline, _SINGLE)
+        sent = self.pending[terms.leg] = Sent(gateway, snap.instruction_id, deadline, SINGLE)
         return (yield from self._await(terms, sent, profile.feedback_channel))
 
-    def _reread(self, terms: LegTerms, sent: _Sent) -> Proc:
+    def _reread(self, terms: LegTerms, sent: Sent) -> Proc:
         """An instruction left from before a park: its answer if it completed or is still
         moving on chain; None once it is closed at the issuer (the caller instructs anew)."""
         snap = yield from sent.gateway.get(sent.instruction_id)
-        if snap.status is _COMPLETED:
+        if snap.status is COMPLETED:
             return self._answered(terms, sent, snap)
         if not (yield from sent.gateway.expire(sent.instruction_id)):  # on chain: await it
             profile = self.world.profile_of(terms)
-            again = _Sent(sent.gateway, sent.instruction_id,
+            again = Sent(sent.gateway, sent.instruction_id,
                           self.world.now_ms + profile.approval_sla_ms, sent.phase)
             self.pending[terms.leg] = again
             return (yield from self._await(terms, again, profile.feedback_channel))
@@ -388,7 +343,7 @@ class Saga:
                 return answer
         if terms.leg not in self.instructed:
             outcome = yield from self._instruct(terms, command_id)
-            if outcome is not _DONE:
+            if outcome is not DONE:
                 return outcome
         gateway = self.world.issuers[terms.issuer_id]
         instruction_id = self.instructed.pop(terms.leg)
@@ -396,13 +351,13 @@ class Saga:
         return (yield from self._execute_instruction(terms, gateway, instruction_id))
 
     def _execute_instruction(self, terms: LegTerms, gateway: Gateway, instruction_id: str,
-                             phase: Phase = _EXECUTE) -> Proc:
+                             phase: Phase = EXECUTE) -> Proc:
         """POST /instructions/{id}/execute, then await COMPLETED within the SLA (of the
         leg's captured profile; a compensation is its burn's issuer's)."""
         profile = self.world.profile_of(terms)
         deadline = self.world.now_ms + profile.approval_sla_ms
-        leg = COMPENSATION_LEG if phase is _COMPENSATE else terms.leg
-        sent = self.pending[leg] = _Sent(gateway, instruction_id, deadline, phase)
+        leg = COMPENSATION_LEG if phase is COMPENSATE else terms.leg
+        sent = self.pending[leg] = Sent(gateway, instruction_id, deadline, phase)
         self.world.log.append("saga.execute_sent", transactionId=self.tx_id, leg=leg,
                               instructionId=instruction_id, deadlineMs=deadline)
         yield from gateway.execute(instruction_id)
@@ -457,17 +412,17 @@ class Saga:
                         assetCode=tx.target.amount.asset.code)
         return body
 
-    def _answered(self, terms: LegTerms, sent: _Sent, snap: Snapshot) -> LegOutcome:
-        if sent.phase is _COMPENSATE:
+    def _answered(self, terms: LegTerms, sent: Sent, snap: Snapshot) -> LegOutcome:
+        if sent.phase is COMPENSATE:
             del self.pending[COMPENSATION_LEG]
             self.world.log.append("saga.compensation", transactionId=self.tx_id,
                                   reason=COMPENSATION_REASON, instructionId=snap.instruction_id,
                                   txHash=snap.tx_hash)
-            return _DONE
+            return DONE
         del self.pending[terms.leg]
         return self._proof(terms, snap)
 
-    def _await(self, terms: LegTerms, sent: _Sent,
+    def _await(self, terms: LegTerms, sent: Sent,
                channels: tuple[FeedbackChannel, ...]) -> Proc:
         """Wait for COMPLETED, REJECTED or FAILED, learned by prompt or poll, strictly
         before the deadline.
@@ -479,9 +434,9 @@ class Saga:
         world = self.world
         env, inbox, read = world.env, world.issuer_inbox, sent.gateway.read
         instruction_id, deadline_ms = sent.instruction_id, sent.deadline_ms
-        prompted = _WEBHOOK in channels
+        prompted = WEBHOOK in channels
         poll_ms = world.config.poll_interval_ms \
-            if _POLL in channels else None
+            if POLL in channels else None
         remaining = deadline_ms - world.now_ms
         if remaining <= 0:
             return LegOutcome.SILENCE
@@ -509,11 +464,11 @@ class Saga:
                 assert isinstance(snap, Snapshot)
                 remaining = deadline_ms - now_ms
                 status = snap.status
-                if status is _COMPLETED:
+                if status is COMPLETED:
                     return self._answered(terms, sent, snap)
-                if status is _REJECTED:
+                if status is REJECTED:
                     return LegOutcome.REJECTED
-                if status is _FAILED:
+                if status is FAILED:
                     return LegOutcome.FAILED
         finally:
             # the waits this one made and left (one per wake) would each still be called
@@ -527,7 +482,7 @@ class Saga:
         event = NormalisedEvent.BURNED if terms.leg == "burn" else NormalisedEvent.MINTED
         self._note(event, txHash=snap.tx_hash, ledgerSequence=snap.ledger_sequence,
                    instructionId=snap.instruction_id)
-        return _DONE
+        return DONE
 
     # stopping -----------------------------------------------------------------------------
     def _stop(self, terms: LegTerms, outcome: LegOutcome) -> Proc:
@@ -590,9 +545,9 @@ class Saga:
         (reason ``mint_rejected``); a Mode 2 issuer, which need not have that endpoint, by a
         mint instruction for the burned amount into the member's wallet, executed at once
         and awaited until COMPLETED within the SLA. True when the value is back."""
-        if burn.mode is _MODE_3:
+        if burn.mode is MODE_3:
             return (yield from self._refund(burn, COMPENSATION_REASON))
-        if burn.mode is not _MODE_2:  # a Mode 1 burn is co-signed after every decision
+        if burn.mode is not MODE_2:  # a Mode 1 burn is co-signed after every decision
             return False
         tx, gateway = self.tx, self.world.issuers[burn.issuer_id]
         profile = self.world.profile_of(burn)
@@ -606,18 +561,18 @@ class Saga:
         self.world.log.append("saga.instruction_sent", transactionId=self.tx_id,
                               leg=COMPENSATION_LEG, issuerId=burn.issuer_id,
                               idempotencyKey=key)
-        snap = yield from gateway.post_instruction("mint", body, _MODE_2,
+        snap = yield from gateway.post_instruction("mint", body, MODE_2,
                                                    profile.feedback_channel)
-        if snap.status in (_REJECTED, _FAILED):
-            outcome = LegOutcome.REJECTED if snap.status is _REJECTED else LegOutcome.FAILED
+        if snap.status in (REJECTED, FAILED):
+            outcome = LegOutcome.REJECTED if snap.status is REJECTED else LegOutcome.FAILED
         else:
             outcome = yield from self._execute_instruction(burn, gateway, snap.instruction_id,
-                                                           _COMPENSATE)
+                                                           COMPENSATE)
         self.pending.pop(COMPENSATION_LEG, None)
-        if outcome is not _DONE:
+        if outcome is not DONE:
             self.world.log.append("saga.compensation_failed", transactionId=self.tx_id,
                                   instructionId=snap.instruction_id, outcome=outcome.value)
-        return outcome is _DONE
+        return outcome is DONE
 
     def _refund(self, terms: LegTerms, reason: str) -> Proc:
         """POST {issuer-api}/treasury/refunds: the Mode 3 refund, or (reason
