@@ -7,7 +7,7 @@ each node's line and column, most files read in ``one_pass`` over libyaml's even
 ``read_world``, ``read_gateway``, ``read_steps`` and ``read_expect`` read its parts against a
 shared ``reading.Reader`` and a step's ``scope.Scope``, every problem located in the file
 (``errors``). ``runner`` runs it on a fresh ``World`` behind a ``ServiceAPI`` (``stage``,
-``channel``, ``templates``; ``waiting`` for its ``wait_until`` steps), and ``batch`` loads and
+``channel``, ``templates``; ``wait_until`` for those steps), and ``batch`` loads and
 plays many files over forked workers (``run --jobs``); ``checks``, ``matchers`` and
 ``timing`` judge each expectation, and ``results`` and ``reports`` answer one result per
 expectation, as text, JSON or JUnit XML;

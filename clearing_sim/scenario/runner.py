@@ -6,7 +6,7 @@ Every step runs at the world's current virtual time. A ``call`` goes through
 ``ServiceAPI.handle`` like any door; ``arm`` is ``POST /api/v1/conformance/run`` as a tenant
 admin (expecting 200 unless the step says otherwise); ``advance`` moves the clock by a
 duration or to a time; ``wait_until`` moves it event by event (or by ``poll``) until the
-condition holds, failing at the deadline (``clearing_sim.scenario.waiting``); ``operator:
+condition holds, failing at the deadline (``clearing_sim.scenario.wait_until``); ``operator:
 resolve`` is the operator's fix (``World.resolve``), ``issuer_behaviour`` replaces fields of
 an issuer's behaviour and ``add_participant`` is ``POST /sim/v1/participants``
 (``service.admission``: the same reading, the same change to the world, the same credentials
@@ -50,7 +50,7 @@ from clearing_sim.scenario.model import (
 from clearing_sim.scenario.results import CheckResult, ScenarioResult, Verdict, duration_text
 from clearing_sim.scenario.stage import SetupFailed, Stage, StepFailed
 from clearing_sim.scenario.timing import judge_timing
-from clearing_sim.scenario.waiting import wait_until
+from clearing_sim.scenario.wait_until import wait_until
 from clearing_sim.service.admission import admit, read_new_participant
 from clearing_sim.service.body import Fields
 from clearing_sim.service.messages import Response, encode_json

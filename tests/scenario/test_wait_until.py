@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from attrs import evolve
 
-from clearing_sim.scenario import waiting
+from clearing_sim.scenario import wait_until
 from clearing_sim.scenario.expectations import ResourceState
 from clearing_sim.scenario.loader import load_scenario
 from clearing_sim.scenario.model import Scenario, WaitUntil
@@ -40,7 +40,7 @@ def _variants(scenario: Scenario) -> Iterator[Scenario]:
 
 def _disagreements(monkeypatch: pytest.MonkeyPatch, make: Judge) -> list[str]:
     """Play every file with waits judged by ``make``, and compare each of its verdicts with
-    a judgement from scratch (``waiting.holds``) at the same instant. A resource is a GET
+    a judgement from scratch (``wait_until.holds``) at the same instant. A resource is a GET
     (logged): judging it twice would change the run, so it is left to ``make`` alone."""
     found: list[str] = []
 
@@ -51,7 +51,7 @@ def _disagreements(monkeypatch: pytest.MonkeyPatch, make: Judge) -> list[str]:
 
         def both() -> Verdict:
             verdict = judge()
-            fresh = waiting.holds(stage, condition)
+            fresh = wait_until.holds(stage, condition)
             if verdict != fresh:
                 found.append(f"{stage.scenario.path} at {stage.world.now_ms} ms: "
                              f"{verdict} != {fresh}")
@@ -59,7 +59,7 @@ def _disagreements(monkeypatch: pytest.MonkeyPatch, make: Judge) -> list[str]:
 
         return both
 
-    monkeypatch.setattr(waiting, "_judge", compared)
+    monkeypatch.setattr(wait_until, "_judge", compared)
     for path in FILES:
         for scenario in _variants(load_scenario(path)):
             play(scenario)
@@ -68,7 +68,7 @@ def _disagreements(monkeypatch: pytest.MonkeyPatch, make: Judge) -> list[str]:
 
 def test_every_judgement_of_every_wait_is_what_a_judgement_from_scratch_answers(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    judge = waiting._judge
+    judge = wait_until._judge
     assert _disagreements(monkeypatch, judge) == []
 
 
@@ -81,7 +81,7 @@ def test_the_comparison_catches_a_judge_that_does_not_read_again(
 
         def judge() -> Verdict:
             if not first:
-                first.append(waiting.holds(stage, condition))
+                first.append(wait_until.holds(stage, condition))
             return first[0]
 
         return judge
@@ -133,13 +133,13 @@ def test_conditions_other_than_facts_and_fields_are_judged_every_time(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A resource is a GET (an ``api.request`` record each): one per judgement, as before."""
     calls: list[int] = []
-    holds = waiting.holds
+    holds = wait_until.holds
 
     def counted(stage: Stage, condition: Any) -> Verdict:
         calls.append(stage.world.now_ms)
         return holds(stage, condition)
 
-    monkeypatch.setattr(waiting, "holds", counted)
+    monkeypatch.setattr(wait_until, "holds", counted)
     result = run_scenario(load(with_steps(
         "  - wait_until:\n"
         "      resource: {get: '/api/v1/transactions/${tx}', as: northbank,\n"
