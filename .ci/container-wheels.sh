@@ -11,6 +11,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 rm -rf wheelhouse
-"$PYTHON" -m pip wheel --quiet --wheel-dir wheelhouse . "setuptools>=68" wheel
+"$PYTHON" -m pip wheel --quiet --wheel-dir wheelhouse . "setuptools>=77" wheel
 rm -f wheelhouse/clearing_sim-*.whl   # the image builds the package from its own source
 ls wheelhouse | wc -l
