@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
+from collections.abc import Iterator
 
 import httpx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from starlette.testclient import TestClient
 
 from clearing_sim.conformance.receiver_server import (
     HttpTransactionSource,
@@ -65,20 +67,17 @@ def test_the_http_source_strips_api_v1_and_says_503_for_no_answer() -> None:
     assert source.handle(Request.build("GET", "/api/v1/transactions/x")).status == 503
 
 
-def _event(transaction_id_json: str) -> bytes:
-    return ('{"id":"evt_1","type":"transaction.in_flight","createdAt":"2026-01-01T00:00:00Z",'
+def _event(transaction_id_json: str, event_id: str = "evt_1") -> bytes:
+    return (f'{{"id":"{event_id}","type":"transaction.in_flight",'
+            '"createdAt":"2026-01-01T00:00:00Z",'
             f'"data":{{"transactionId":{transaction_id_json},"paymentReference":"R",'
             '"lifecycleStatus":"in-flight","terminal":false,"parked":false}}').encode()
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.one_of(st.sampled_from(['"\\ud800"', '"\\udfff"', '"a\\ud800b"', '"../../sim/v1/log"',
-                                  '"x?y#z"', '"%2e%2e"', '""', '"\\u0000"', "17", "null"]),
-                 st.text(max_size=12).map(json.dumps)))
-def test_a_signed_delivery_never_makes_the_reference_server_answer_5xx(value: str) -> None:
-    """Issue 31 §7: a signed delivery whose ``transactionId`` was a lone surrogate answered
-    500 with a traceback. Whatever the id, the answer is 200, 400 (unreadable) or 503 (could
-    not fetch: retry), and the fetch names one path segment of ``/api/v1/transactions``."""
+@pytest.fixture(scope="module")
+def reference_server() -> Iterator[tuple[str, list[str]]]:
+    """A real reference receiver server whose transaction source answers 404 to every
+    fetch: its URL, and the paths fetched (cleared by each example)."""
     paths: list[str] = []
 
     class Source:
@@ -87,10 +86,32 @@ def test_a_signed_delivery_never_makes_the_reference_server_answer_5xx(value: st
             return Response(404, (), b"")
 
     hook = ReferenceReceiver(Source(), "sk_sandbox_x", SECRET, lambda: 1_000)
-    client = TestClient(receiver_app(hook), raise_server_exceptions=False)
-    body = _event(value)
-    response = client.post("/webhooks", content=body, headers={
+    server = ReceiverServer(receiver_app(hook)).start()
+    try:
+        yield server.url, paths
+    finally:
+        server.stop()
+
+
+_EVENT_IDS = itertools.count()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.sampled_from(['"\\ud800"', '"\\udfff"', '"a\\ud800b"', '"../../sim/v1/log"',
+                                  '"x?y#z"', '"%2e%2e"', '""', '"\\u0000"', "17", "null"]),
+                 st.text(max_size=12).map(json.dumps)))
+def test_a_signed_delivery_never_makes_the_reference_server_answer_5xx(
+        reference_server: tuple[str, list[str]], value: str) -> None:
+    """Issue 31 §7: a signed delivery whose ``transactionId`` was a lone surrogate answered
+    500 with a traceback. Whatever the id, the answer is 200, 400 (unreadable) or 503 (could
+    not fetch: retry), and the fetch names one path segment of ``/api/v1/transactions``.
+    Each example is a new event (its own id) to the same real server."""
+    url, paths = reference_server
+    paths.clear()
+    event_id = f"evt_{next(_EVENT_IDS)}"
+    body = _event(value, event_id)
+    response = httpx.post(f"{url}/webhooks", content=body, headers={
         "Service-Signature": signature_header(SECRET, body, 1_000),
-        "Service-Webhook-Id": "evt_1"})
+        "Service-Webhook-Id": event_id})
     assert response.status_code in (200, 400, 503), response.text
     assert all(p.startswith("/api/v1/transactions/") and p.count("/") == 4 for p in paths)
