@@ -21,11 +21,14 @@ BOTH = {signal.SIGINT, signal.SIGTERM}
 
 @pytest.fixture
 def both_blocked() -> Iterator[None]:
-    """This thread's signal mask blocks SIGINT and SIGTERM for the test, then is put back."""
+    """This thread's signal mask blocks SIGINT and SIGTERM for the test, then is put back;
+    a signal the test left pending is taken first, so that it cannot end the test run."""
     before = signal.pthread_sigmask(signal.SIG_BLOCK, BOTH)
     try:
         yield
     finally:
+        while signal.sigtimedwait(BOTH, 0) is not None:
+            pass
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
@@ -64,3 +67,19 @@ def test_a_server_that_inherits_its_stopping_signals_blocked_still_stops_on_them
             process.communicate()
     assert process.returncode == 0, err
     assert "clearing-sim stopped at virtual 2026-01-01T00:00:00.000Z, digest " in out, out
+
+
+@pytest.mark.usefixtures("both_blocked")
+def test_a_signal_pending_while_blocked_is_raised_on_entering_and_everything_is_put_back() -> None:
+    """SIGTERM sent while blocked is raised as ``term_as_interrupt`` lifts the block, before
+    its block runs; the handler and the mask are still put back (a caller in a test suite
+    keeps its own)."""
+    handler = signal.getsignal(signal.SIGTERM)
+    signal.raise_signal(signal.SIGTERM)  # blocked: pending
+    assert signal.SIGTERM in signal.sigpending()
+    ran = False
+    with pytest.raises(Terminated), term_as_interrupt():
+        ran = True
+    assert not ran
+    assert signal.getsignal(signal.SIGTERM) is handler
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) >= BOTH

@@ -45,8 +45,10 @@ def term_as_interrupt() -> Iterator[None]:
     there (see the module); the handler and the signal mask before it are put back."""
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     masks = hasattr(signal, "pthread_sigmask")  # POSIX; Windows has no signal mask
-    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING) if masks else set()
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, []) if masks else set()
     try:
+        if masks:  # a signal pending while blocked is raised here, then all is put back
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
         yield
     finally:
         if masks:
