@@ -45,16 +45,18 @@ def _no_external_assets(page: str) -> None:
 @pytest.mark.slow
 def test_one_page_per_scenario_and_an_index(tmp_path: Path) -> None:
     """Issue 28, done when: ``clearing-sim run scenarios/ --html out/`` writes one page per
-    scenario (33) and an index that links each with its verdict in words."""
+    scenario (every file of the library) and an index that links each with its verdict in
+    words (all pass). The count is the folder's, not a number written here: the library grew
+    from 33 to 34 files and this test, run only under ``-m slow``, went on expecting 33."""
     run_dir = _run(SCENARIOS, tmp_path / "out")
     scenarios = sorted(SCENARIOS.glob("*.yaml"))
     pages = sorted(p.name for p in run_dir.glob("*.html") if p.name != "index.html")
     assert pages == sorted(p.stem + ".html" for p in scenarios)
-    assert len(pages) == len(scenarios) == 33
+    assert len(pages) == len(scenarios) > 30
     index = (run_dir / "index.html").read_text()
     for name in pages:
         assert f'href="{name}"' in index
-    assert index.count(">PASS</td>") == 33 and ">FAIL</td>" not in index
+    assert index.count(">PASS</td>") == len(scenarios) and ">FAIL</td>" not in index
     for name in pages:
         _no_external_assets((run_dir / name).read_text())
 
