@@ -19,6 +19,7 @@ from starlette.applications import Starlette
 from clearing_sim.http import ServeOptions, create_app
 from clearing_sim.http.journal import JournalFile
 from clearing_sim.http.recorder import request_of
+from clearing_sim.http.replay import replay_copy
 from clearing_sim.http.sealing import Sealer
 from clearing_sim.http.simulation import Simulation
 from clearing_sim.service.api import ServiceAPI
@@ -301,3 +302,22 @@ def held_receiver(held: bool = True) -> Iterator[HeldReceiver]:
         release.set()
         server.shutdown()
         server.server_close()
+
+
+def served_inside_an_instant(journal: JournalFile, token: str) -> list[int]:
+    """The entries (``n``) of requests served right after a ``clock`` entry whose slice ended
+    inside an instant (events still due at the instant it reached): what a shim sent
+    requests between whole advances (``resend``, an exported scenario) cannot repeat."""
+    served: list[int] = []
+    inside = False
+
+    def observe(entry: dict[str, Any], *_: object) -> None:
+        nonlocal inside
+        if entry["k"] == "clock":
+            inside = entry["to"] is not None and sims[0].world.env.peek() <= entry["to"]
+        elif inside and entry["k"] in ("api", "op", "issuer"):
+            served.append(int(entry["n"]))
+
+    sims: list[Simulation] = []
+    replay_copy(journal, token, None, observe, before=sims.append)
+    return served
