@@ -304,10 +304,11 @@ def held_receiver(held: bool = True) -> Iterator[HeldReceiver]:
         server.server_close()
 
 
-def served_inside_an_instant(journal: JournalFile, token: str) -> list[int]:
-    """The entries (``n``) of requests served right after a ``clock`` entry whose slice ended
-    inside an instant (events still due at the instant it reached): what a shim sent
-    requests between whole advances (``resend``, an exported scenario) cannot repeat."""
+def _cut_instants(journal: JournalFile, token: str) -> tuple[list[int], list[int]]:
+    """Replaying ``journal``: the ``clock`` entries (``n``) whose slice ended inside an
+    instant (events still due at the instant it reached), and the requests served right
+    after one of them."""
+    slices: list[int] = []
     served: list[int] = []
     inside = False
 
@@ -315,9 +316,22 @@ def served_inside_an_instant(journal: JournalFile, token: str) -> list[int]:
         nonlocal inside
         if entry["k"] == "clock":
             inside = entry["to"] is not None and sims[0].world.env.peek() <= entry["to"]
+            if inside:
+                slices.append(int(entry["n"]))
         elif inside and entry["k"] in ("api", "op", "issuer"):
             served.append(int(entry["n"]))
 
     sims: list[Simulation] = []
     replay_copy(journal, token, None, observe, before=sims.append)
-    return served
+    return slices, served
+
+
+def slices_inside(journal: JournalFile, token: str) -> list[int]:
+    """The ``clock`` entries after which events were still due at the instant they reached."""
+    return _cut_instants(journal, token)[0]
+
+
+def served_inside_an_instant(journal: JournalFile, token: str) -> list[int]:
+    """The requests served right after a slice that ended inside an instant: what a shim
+    sent requests between whole advances (``resend``, an exported scenario) cannot repeat."""
+    return _cut_instants(journal, token)[1]

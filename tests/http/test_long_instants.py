@@ -18,7 +18,6 @@ import pytest
 from clearing_sim.http import clock as clock_module
 from clearing_sim.http.export import export_scenario
 from clearing_sim.http.journal import read_journal
-from clearing_sim.http.replay import replay_copy
 from tests.http.conftest import (
     OP,
     Client,
@@ -27,6 +26,7 @@ from tests.http.conftest import (
     member_body,
     redeem_body,
     served_inside_an_instant,
+    slices_inside,
 )
 from tests.http.test_replay import TOKEN, by_advances, digest, journaled
 
@@ -74,19 +74,7 @@ def _advance_with_reads(client: Client, auth: dict[str, str]) -> int:
 
 def _slices_inside(path: Path) -> list[int]:
     """The clock entries after which events were still due at the instant they reached."""
-    inside: list[int] = []
-
-    def observe(entry: dict[str, object], *_: object) -> None:
-        if entry["k"] == "clock":
-            to = entry["to"]
-            assert isinstance(to, int)
-            if sim[0].world.env.peek() <= to:
-                inside.append(int(str(entry["n"])))
-
-    sim: list[object] = []
-    replay_copy(read_journal(path), TOKEN, None, observe,  # type: ignore[arg-type]
-                before=sim.append)
-    return inside
+    return slices_inside(read_journal(path), TOKEN)
 
 
 @pytest.fixture
